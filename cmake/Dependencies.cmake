@@ -1,0 +1,117 @@
+# Locates the two third-party parts the C++ core compiles against: the ONNX Runtime C API (headers, and the
+# library for the C++ tests/demo) and the official dlpack.h (>= 1.3). A user's own ORT wins:
+#   -Donnxruntime_ROOT=<release tarball dir>  or  an onnxruntime CMake package (find_package(onnxruntime)).
+# Otherwise pinned registry packages are fetched once into ORTDLPACK_DEPS_DIR (see docs/DEPENDENCIES.md).
+include_guard(GLOBAL)
+
+set(ORTDLPACK_DEPS_DIR "${PROJECT_SOURCE_DIR}/.deps" CACHE PATH "Where fetched dependencies are unpacked")
+
+# Pinned registry packages. The Unity package on npm carries the official ORT 1.29.0 C/C++ headers and Linux x64 build.
+set(_ort_pkg "com.github.asus4.onnxruntime-0.4.9.tgz")
+set(_ort_url "https://registry.npmjs.org/com.github.asus4.onnxruntime/-/${_ort_pkg}")
+set(_ort_sha256 "e59788788818fdde1b2e522e766a21ba0f7d8391de55737abf81e32cc801785d")
+set(_ort_headers "package/Plugins/iOS~/onnxruntime.xcframework/ios-arm64_x86_64-simulator/onnxruntime.framework/Headers")
+set(_dlpack_pypi "apache-tvm-ffi==0.1.15.post2")  # ships the official dlpack.h v1.3
+
+function(_ortdlpack_fetch_ort out_root)
+  set(root "${ORTDLPACK_DEPS_DIR}/onnxruntime-1.29.0")
+  if(NOT EXISTS "${root}/include/onnxruntime_c_api.h" OR NOT EXISTS "${root}/lib/libonnxruntime.so.1")
+    set(tgz "${ORTDLPACK_DEPS_DIR}/${_ort_pkg}")
+    if(NOT EXISTS "${tgz}")
+      message(STATUS "ortdlpack: downloading ONNX Runtime 1.29.0 SDK from the npm registry")
+      file(DOWNLOAD "${_ort_url}" "${tgz}.part" EXPECTED_HASH SHA256=${_ort_sha256} STATUS st)
+      list(GET st 0 code)
+      if(NOT code EQUAL 0)
+        message(FATAL_ERROR "ortdlpack: download of ${_ort_url} failed: ${st}")
+      endif()
+      file(RENAME "${tgz}.part" "${tgz}")
+    endif()
+    set(tmp "${ORTDLPACK_DEPS_DIR}/_ort_extract")
+    file(REMOVE_RECURSE "${tmp}")
+    file(ARCHIVE_EXTRACT INPUT "${tgz}" DESTINATION "${tmp}"
+         PATTERNS "${_ort_headers}/*.h" "package/Plugins/Linux/x64/libonnxruntime.so")
+    file(MAKE_DIRECTORY "${root}/include" "${root}/lib")
+    file(GLOB hdrs "${tmp}/${_ort_headers}/*.h")
+    file(COPY ${hdrs} DESTINATION "${root}/include")
+    # The library's SONAME is libonnxruntime.so.1: keep that name, plus the link name -lonnxruntime needs.
+    file(COPY_FILE "${tmp}/package/Plugins/Linux/x64/libonnxruntime.so" "${root}/lib/libonnxruntime.so.1")
+    file(CREATE_LINK "libonnxruntime.so.1" "${root}/lib/libonnxruntime.so" SYMBOLIC)
+    file(REMOVE_RECURSE "${tmp}")
+  endif()
+  set(${out_root} "${root}" PARENT_SCOPE)
+endfunction()
+
+function(_ortdlpack_fetch_dlpack out_include)
+  set(inc "${ORTDLPACK_DEPS_DIR}/dlpack-1.3/include")
+  if(NOT EXISTS "${inc}/dlpack/dlpack.h")
+    find_package(Python3 REQUIRED COMPONENTS Interpreter)
+    set(wheels "${ORTDLPACK_DEPS_DIR}/_wheels")
+    message(STATUS "ortdlpack: downloading dlpack.h from PyPI (${_dlpack_pypi})")
+    execute_process(COMMAND "${Python3_EXECUTABLE}" -m pip download --quiet --no-deps --only-binary=:all:
+                            -d "${wheels}" "${_dlpack_pypi}"
+                    RESULT_VARIABLE rc)
+    file(GLOB whl "${wheels}/apache_tvm_ffi-*.whl")
+    if(NOT rc EQUAL 0 OR NOT whl)
+      message(FATAL_ERROR "ortdlpack: could not download ${_dlpack_pypi} to get dlpack.h")
+    endif()
+    list(GET whl 0 whl)
+    set(tmp "${ORTDLPACK_DEPS_DIR}/_dlpack_extract")
+    file(ARCHIVE_EXTRACT INPUT "${whl}" DESTINATION "${tmp}" PATTERNS "tvm_ffi/include/dlpack/dlpack.h")
+    file(MAKE_DIRECTORY "${inc}/dlpack")
+    file(COPY_FILE "${tmp}/tvm_ffi/include/dlpack/dlpack.h" "${inc}/dlpack/dlpack.h")
+    file(REMOVE_RECURSE "${tmp}")
+  endif()
+  set(${out_include} "${inc}" PARENT_SCOPE)
+endfunction()
+
+# --- ONNX Runtime -------------------------------------------------------------------------------------------
+# Defines onnxruntime::headers (include dirs only: what the core and the Python extension need) and, when a
+# library is available, onnxruntime::onnxruntime (for the C++ tests, the demo and users who link ORT).
+if(NOT TARGET onnxruntime::headers)
+  if(NOT onnxruntime_ROOT AND NOT DEFINED ENV{onnxruntime_ROOT})
+    find_package(onnxruntime CONFIG QUIET)
+  endif()
+  if(TARGET onnxruntime::onnxruntime)
+    get_target_property(_ort_inc onnxruntime::onnxruntime INTERFACE_INCLUDE_DIRECTORIES)
+  else()
+    if(NOT onnxruntime_ROOT AND NOT DEFINED ENV{onnxruntime_ROOT})
+      _ortdlpack_fetch_ort(onnxruntime_ROOT)
+    endif()
+    find_path(_ort_inc onnxruntime_c_api.h
+              HINTS "${onnxruntime_ROOT}" ENV onnxruntime_ROOT
+              PATH_SUFFIXES include include/onnxruntime include/onnxruntime/core/session NO_DEFAULT_PATH)
+    find_library(_ort_lib NAMES onnxruntime HINTS "${onnxruntime_ROOT}" ENV onnxruntime_ROOT
+                 PATH_SUFFIXES lib lib64 NO_DEFAULT_PATH)
+    if(NOT _ort_inc)
+      message(FATAL_ERROR "ortdlpack: onnxruntime_c_api.h not found under onnxruntime_ROOT='${onnxruntime_ROOT}'")
+    endif()
+    if(_ort_lib)
+      add_library(onnxruntime::onnxruntime SHARED IMPORTED)
+      set_target_properties(onnxruntime::onnxruntime PROPERTIES IMPORTED_LOCATION "${_ort_lib}"
+                            INTERFACE_INCLUDE_DIRECTORIES "${_ort_inc}")
+    endif()
+  endif()
+  add_library(onnxruntime::headers INTERFACE IMPORTED)
+  set_target_properties(onnxruntime::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${_ort_inc}")
+endif()
+
+# --- dlpack.h -----------------------------------------------------------------------------------------------
+if(NOT TARGET dlpack::dlpack)
+  find_path(DLPACK_INCLUDE_DIR dlpack/dlpack.h)
+  if(DLPACK_INCLUDE_DIR)
+    file(STRINGS "${DLPACK_INCLUDE_DIR}/dlpack/dlpack.h" _minor REGEX "#define DLPACK_MINOR_VERSION")
+    string(REGEX MATCH "[0-9]+" _minor "${_minor}")
+    file(STRINGS "${DLPACK_INCLUDE_DIR}/dlpack/dlpack.h" _major REGEX "#define DLPACK_MAJOR_VERSION")
+    string(REGEX MATCH "[0-9]+" _major "${_major}")
+    if(_major LESS 1 OR (_major EQUAL 1 AND _minor LESS 3))
+      message(STATUS "ortdlpack: ${DLPACK_INCLUDE_DIR}/dlpack/dlpack.h is ${_major}.${_minor} (< 1.3): fetching 1.3")
+      unset(DLPACK_INCLUDE_DIR CACHE)
+    endif()
+  endif()
+  if(NOT DLPACK_INCLUDE_DIR)
+    _ortdlpack_fetch_dlpack(_dlpack_inc)
+    set(DLPACK_INCLUDE_DIR "${_dlpack_inc}" CACHE PATH "Directory holding dlpack/dlpack.h (>= 1.3)" FORCE)
+  endif()
+  add_library(dlpack::dlpack INTERFACE IMPORTED)
+  set_target_properties(dlpack::dlpack PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${DLPACK_INCLUDE_DIR}")
+endif()

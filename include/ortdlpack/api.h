@@ -1,0 +1,35 @@
+// ortdlpack: access to the ONNX Runtime C API.
+//
+// The core reaches ORT only through the public C API it is handed once per process: from OrtGetApiBase() when the
+// application links ORT, or from the OrtApiBase an ORT build passes to libraries it loads (how the Python package
+// shares the ORT inside the onnxruntime wheel). No ORT symbol is linked by the core itself.
+#pragma once
+
+#include <onnxruntime_c_api.h>
+
+#include <cstdint>
+
+namespace ortdlpack {
+
+// The oldest ORT API version the core works with (ORT 1.23: EP devices, shared allocators, CopyTensors).
+inline constexpr uint32_t kMinOrtApiVersion = 23;
+
+// Negotiates the newest API version both this build's headers and the running ORT know (>= kMinOrtApiVersion).
+// `env` is the process's OrtEnv if the caller has one; otherwise the core obtains it with CreateEnv, which ORT
+// answers with the existing process-wide env when there is one. Calling init again with the same base is a no-op;
+// with a different ORT it throws (one ORT per process).
+void init(const OrtApiBase* base, OrtEnv* env = nullptr);
+
+// The API table; throws Error(kRuntime) if init() was not called.
+const OrtApi& ort();
+
+// The API version negotiated by init().
+uint32_t ort_api_version();
+
+// The ORT environment (created on first use if init() was not given one; never released: ORT tears it down).
+OrtEnv* env();
+
+// Turns an OrtStatus into an Error(kRuntime) carrying ORT's message, releasing the status. No-op on nullptr.
+void check(OrtStatus* status);
+
+}  // namespace ortdlpack

@@ -1,0 +1,67 @@
+// ortdlpack: the one table between ORT memory (OrtMemoryInfo) and DLPack devices.
+//
+// Memory is exported as the lowest-level DLPack device that owns it, so any framework can take it: NVIDIA GPU
+// memory is kDLCUDA (pinned host memory kDLCUDAHost), AMD kDLROCM/kDLROCMHost, Intel GPU kDLOneAPI, Apple GPU
+// kDLMetal, CPU kDLCPU. Memory no DLPack consumer could read (a plugin EP's private device) is never given one of
+// those labels: it can be exported only after a mapping was registered, either explicitly with register_device()
+// or by the EP itself, which advertises the key kEpMetadataDlpackDeviceType in its OrtEpDevice metadata
+// (see register_ep_devices()). Anything else is an Error(kUnsupported) that names the device.
+#pragma once
+
+#include <dlpack/dlpack.h>
+#include <onnxruntime_c_api.h>
+
+#include <cstdint>
+#include <string>
+
+namespace ortdlpack {
+
+// PCI vendor ids ORT uses in OrtMemoryInfo.
+inline constexpr uint32_t kVendorNvidia = 0x10DE;
+inline constexpr uint32_t kVendorAmd = 0x1002;
+inline constexpr uint32_t kVendorIntel = 0x8086;
+inline constexpr uint32_t kVendorApple = 0x106B;
+
+// The OrtEpDevice metadata key through which an EP declares the DLPack device type of its memory
+// (decimal DLDeviceType, e.g. "12" for kDLExtDev).
+inline constexpr const char* kEpMetadataDlpackDeviceType = "dlpack.device_type";
+
+// One row of the mapping: ORT memory identified by (device type, vendor id, memory type) <-> a DLPack device type.
+// `name` is the OrtMemoryInfo name used when ortdlpack creates memory infos for that DLPack device.
+struct DeviceMapping {
+  std::string name;
+  OrtMemoryInfoDeviceType device_type;
+  uint32_t vendor_id;
+  OrtDeviceMemoryType memory_type;
+  DLDeviceType dl_device_type;
+};
+
+// The DLPack device of ORT memory. Throws Error(kUnsupported) naming the device when nothing maps it.
+DLDevice to_dlpack_device(const OrtMemoryInfo* info);
+
+// The OrtMemoryInfo for a DLPack device, created once per device and cached for the life of the process.
+// Throws Error(kUnsupported) naming the device when no row maps it.
+const OrtMemoryInfo* memory_info(DLDevice device);
+
+// True when the host can read and write the memory directly (CPU memory, pinned/host-accessible memory).
+bool host_accessible(const OrtMemoryInfo* info);
+
+// Adds a mapping for a device no built-in row covers. Throws Error(kInvalidArgument) when it would change an
+// existing mapping (a built-in one, or one registered before with other values); registering the same row twice is
+// a no-op. Thread-safe.
+void register_device(const DeviceMapping& mapping);
+
+// Removes a mapping added by register_device(); returns whether one was removed.
+bool unregister_device(OrtMemoryInfoDeviceType device_type, uint32_t vendor_id, OrtDeviceMemoryType memory_type);
+
+// Registers every device of `env`'s EP devices whose EP advertises kEpMetadataDlpackDeviceType, for both its
+// DEFAULT and HOST_ACCESSIBLE memory. Returns how many mappings were added.
+int register_ep_devices(OrtEnv* env);
+
+// "VirtualDevice:1 (NPU, vendor 0xD1A9, DEFAULT memory)": how error messages name ORT memory.
+std::string describe(const OrtMemoryInfo* info);
+
+// "kDLCUDA:0": how error messages name a DLPack device.
+std::string describe(DLDevice device);
+
+}  // namespace ortdlpack

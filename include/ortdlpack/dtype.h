@@ -1,0 +1,34 @@
+// ortdlpack: the one table between ONNX tensor element types and DLPack data types.
+#pragma once
+
+#include <dlpack/dlpack.h>
+#include <onnxruntime_c_api.h>
+
+#include <cstddef>
+#include <cstdint>
+
+namespace ortdlpack {
+
+// ONNX element type -> DLPack data type (lanes 1). Throws Error(kUnsupported) naming the type for strings and
+// every type DLPack cannot carry.
+DLDataType to_dlpack_dtype(ONNXTensorElementDataType type);
+
+// DLPack data type -> ONNX element type. `uint8_as_bool` accepts the pre-1.0 convention of bool carried as
+// kDLUInt/8 (what older exporters produce). Throws Error(kUnsupported) for unknown codes, lanes != 1 and bit widths
+// that do not match the code.
+ONNXTensorElementDataType from_dlpack_dtype(DLDataType dtype, bool uint8_as_bool = false);
+
+// numpy-style name ("float32", "bfloat16", "float8_e4m3fn", "int4", ...) or "undefined".
+const char* dtype_name(ONNXTensorElementDataType type);
+
+// The ONNX element type with that numpy-style name; throws Error(kInvalidArgument) for an unknown name.
+ONNXTensorElementDataType dtype_from_name(const char* name);
+
+// Bits of one element: 4 for int4/uint4/float4e2m1, which ONNX and DLPack 1.1 both pack two to a byte, first
+// element in the low nibble.
+uint32_t dtype_bits(ONNXTensorElementDataType type);
+
+// Bytes of `count` elements, rounded up for packed sub-byte types.
+size_t storage_bytes(ONNXTensorElementDataType type, size_t count);
+
+}  // namespace ortdlpack

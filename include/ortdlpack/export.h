@@ -1,0 +1,25 @@
+// ortdlpack: OrtValue -> DLPack, without copying.
+//
+// The DLPack tensor points at the OrtValue's memory and shares ownership of it: it holds one reference of the
+// Tensor, dropped by its deleter, so the memory lives as long as the longest of the two. Strides are always filled
+// (DLPack 1.2), byte_offset is 0, and the device is the lowest-level DLPack device (device.h).
+#pragma once
+
+#include <dlpack/dlpack.h>
+
+#include <cstdint>
+
+#include "ortdlpack/tensor.h"
+
+namespace ortdlpack {
+
+// A DLPack >= 1.0 tensor (version DLPACK_MAJOR_VERSION.DLPACK_MINOR_VERSION of the header built with). Flags:
+// READ_ONLY when the tensor is read-only, plus `extra_flags` (a caller that copied passes IS_COPIED).
+// Throws Error(kUnsupported) for element types or memory DLPack cannot carry.
+DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& tensor, uint64_t extra_flags = 0);
+
+// A legacy (pre-1.0) DLPack tensor. It cannot say "read-only" nor describe packed sub-byte types, so both are
+// Error(kUnsupported) rather than silently exported.
+DLManagedTensor* to_dlpack_legacy(const Tensor& tensor);
+
+}  // namespace ortdlpack

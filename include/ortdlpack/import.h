@@ -1,0 +1,48 @@
+// ortdlpack: DLPack -> OrtValue, without copying.
+//
+// The OrtValue is created over the DLPack tensor's memory (data + byte_offset) with
+// CreateTensorWithDataAndDeleterAsOrtValue and a one-shot allocator whose Free calls the DLPack deleter: the
+// deleter runs exactly once, when ORT releases the value. Accepted without a copy: compact row-major layouts
+// (any stride on size-1 dimensions, NULL strides), 0-d and size-0 tensors (data may then be NULL), data aligned to
+// the element size. Other layouts (gaps, negative or overlapping strides, misaligned data) on host memory are
+// copied into a compact tensor when the options allow it, else Error(kCopyRequired).
+//
+// Read-only memory: ORT has no read-only tensors. The result remembers the READ_ONLY flag (Tensor::read_only()),
+// exports it again, and ortdlpack refuses to bind such a tensor as a session output. ORT never writes a session
+// input, so a read-only tensor is safe to feed.
+//
+// Ownership: on success the result owns `managed` (when the import copied, the deleter has already run); on
+// failure the caller still owns it. Every field is validated first (error.h: kInvalidArgument for malformed
+// fields, kUnsupported for what ORT cannot hold).
+#pragma once
+
+#include <dlpack/dlpack.h>
+
+#include "ortdlpack/tensor.h"
+
+namespace ortdlpack {
+
+enum class CopyMode {
+  kNever,     // zero-copy or Error(kCopyRequired)           (Python copy=False)
+  kIfNeeded,  // zero-copy when possible, else a copy        (Python copy=None)
+  kAlways,    // always a fresh compact copy on the same device (Python copy=True)
+};
+
+struct ImportOptions {
+  CopyMode copy = CopyMode::kNever;
+  // Import kDLUInt/8 as ONNX bool (the pre-DLPack-1.0 convention for bool, e.g. older ORT exports).
+  bool uint8_as_bool = false;
+};
+
+struct Imported {
+  Tensor tensor;
+  bool copied = false;
+};
+
+Imported from_dlpack(DLManagedTensorVersioned* managed, const ImportOptions& options = {});
+Imported from_dlpack(DLManagedTensor* managed, const ImportOptions& options = {});
+
+// The largest ndim accepted from outside (numpy's limit).
+inline constexpr int32_t kMaxNdim = 64;
+
+}  // namespace ortdlpack

@@ -1,0 +1,316 @@
+#include "ortdlpack/device.h"
+
+#include <cstdio>
+#include <cstdlib>
+#include <map>
+#include <mutex>
+#include <shared_mutex>
+#include <tuple>
+#include <vector>
+
+#include "ortdlpack/api.h"
+#include "ortdlpack/error.h"
+
+namespace ortdlpack {
+namespace {
+
+struct BuiltinRow {
+  const char* name;  // the OrtMemoryInfo name ORT's own EPs use; also matched when an old ORT reports vendor 0
+  OrtMemoryInfoDeviceType device_type;
+  uint32_t vendor_id;
+  OrtDeviceMemoryType memory_type;
+  DLDeviceType dl_device_type;
+};
+
+// The one device table: memory of real devices whose DLPack device type every framework knows. CPU is not a row
+// (device type CPU is always kDLCPU, whatever the vendor); neither is HOST_ACCESSIBLE memory of other vendors,
+// which is plain host memory and exported as kDLCPU (see resolve()).
+constexpr BuiltinRow kBuiltin[] = {
+    {"Cuda", OrtMemoryInfoDeviceType_GPU, kVendorNvidia, OrtDeviceMemoryType_DEFAULT, kDLCUDA},
+    {"CudaPinned", OrtMemoryInfoDeviceType_GPU, kVendorNvidia, OrtDeviceMemoryType_HOST_ACCESSIBLE, kDLCUDAHost},
+    {"Hip", OrtMemoryInfoDeviceType_GPU, kVendorAmd, OrtDeviceMemoryType_DEFAULT, kDLROCM},
+    {"HipPinned", OrtMemoryInfoDeviceType_GPU, kVendorAmd, OrtDeviceMemoryType_HOST_ACCESSIBLE, kDLROCMHost},
+    {"OneAPI", OrtMemoryInfoDeviceType_GPU, kVendorIntel, OrtDeviceMemoryType_DEFAULT, kDLOneAPI},
+    {"Metal", OrtMemoryInfoDeviceType_GPU, kVendorApple, OrtDeviceMemoryType_DEFAULT, kDLMetal},
+};
+
+struct MemoryKey {
+  OrtMemoryInfoDeviceType device_type;
+  uint32_t vendor_id;
+  OrtDeviceMemoryType memory_type;
+};
+
+MemoryKey key_of(const OrtMemoryInfo* info) {
+  const OrtApi& api = ort();
+  MemoryKey key{};
+  api.MemoryInfoGetDeviceType(info, &key.device_type);
+  key.vendor_id = api.MemoryInfoGetVendorId(info);
+  key.memory_type = api.MemoryInfoGetDeviceMemType(info);
+  return key;
+}
+
+// Registered mappings. Read on every export of non-CPU memory, written rarely: a reader-writer lock.
+std::shared_mutex g_registry_mutex;
+std::vector<DeviceMapping>& registry() {
+  static auto* rows = new std::vector<DeviceMapping>();  // never destroyed: lookups may run during exit
+  return *rows;
+}
+
+bool same_memory(const DeviceMapping& m, OrtMemoryInfoDeviceType t, uint32_t vendor, OrtDeviceMemoryType mem) {
+  return m.device_type == t && m.vendor_id == vendor && m.memory_type == mem;
+}
+
+const BuiltinRow* builtin_for_memory(const MemoryKey& k, const char* name) {
+  for (const BuiltinRow& row : kBuiltin) {
+    if (row.vendor_id == k.vendor_id && row.memory_type == k.memory_type &&
+        (row.device_type == k.device_type || k.memory_type == OrtDeviceMemoryType_HOST_ACCESSIBLE)) {
+      return &row;
+    }
+  }
+  // ORT builds that predate vendor ids in OrtMemoryInfo name their memory instead ("Cuda", "CudaPinned", ...).
+  if (k.vendor_id == 0 && name != nullptr) {
+    for (const BuiltinRow& row : kBuiltin) {
+      if (std::string(row.name) == name) return &row;
+    }
+  }
+  return nullptr;
+}
+
+const char* device_type_name(OrtMemoryInfoDeviceType t) {
+  switch (t) {
+    case OrtMemoryInfoDeviceType_CPU: return "CPU";
+    case OrtMemoryInfoDeviceType_GPU: return "GPU";
+    case OrtMemoryInfoDeviceType_FPGA: return "FPGA";
+    case OrtMemoryInfoDeviceType_NPU: return "NPU";
+  }
+  return "unknown device type";
+}
+
+const char* dl_device_type_name(DLDeviceType t) {
+  switch (t) {
+    case kDLCPU: return "kDLCPU";
+    case kDLCUDA: return "kDLCUDA";
+    case kDLCUDAHost: return "kDLCUDAHost";
+    case kDLOpenCL: return "kDLOpenCL";
+    case kDLVulkan: return "kDLVulkan";
+    case kDLMetal: return "kDLMetal";
+    case kDLVPI: return "kDLVPI";
+    case kDLROCM: return "kDLROCM";
+    case kDLROCMHost: return "kDLROCMHost";
+    case kDLExtDev: return "kDLExtDev";
+    case kDLCUDAManaged: return "kDLCUDAManaged";
+    case kDLOneAPI: return "kDLOneAPI";
+    case kDLWebGPU: return "kDLWebGPU";
+    case kDLHexagon: return "kDLHexagon";
+    case kDLMAIA: return "kDLMAIA";
+    case kDLTrn: return "kDLTrn";
+  }
+  return nullptr;
+}
+
+bool refresh_from_env();
+
+const OrtMemoryInfo* create_memory_info(DLDevice device) {
+  const OrtApi& api = ort();
+  OrtMemoryInfo* info = nullptr;
+  if (device.device_type == kDLCPU) {
+    check(api.CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &info));
+    return info;
+  }
+  for (const BuiltinRow& row : kBuiltin) {
+    if (row.dl_device_type == device.device_type) {
+      check(api.CreateMemoryInfo_V2(row.name, row.device_type, row.vendor_id, device.device_id, row.memory_type, 0,
+                                    OrtDeviceAllocator, &info));
+      return info;
+    }
+  }
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    {
+      std::shared_lock<std::shared_mutex> lock(g_registry_mutex);
+      for (const DeviceMapping& m : registry()) {
+        if (m.dl_device_type == device.device_type) {
+          check(api.CreateMemoryInfo_V2(m.name.c_str(), m.device_type, m.vendor_id, device.device_id, m.memory_type,
+                                        0, OrtDeviceAllocator, &info));
+          return info;
+        }
+      }
+    }
+    if (attempt == 0 && !refresh_from_env()) break;
+  }
+  throw Error(ErrorKind::kUnsupported, "DLPack device " + describe(device) +
+                                           " has no ONNX Runtime memory mapped to it (see ortdlpack::register_device)");
+}
+
+}  // namespace
+
+namespace {
+
+// Looks `key` up among the registered mappings.
+bool find_registered(const MemoryKey& k, DLDeviceType* out) {
+  std::shared_lock<std::shared_mutex> lock(g_registry_mutex);
+  for (const DeviceMapping& m : registry()) {
+    if (same_memory(m, k.device_type, k.vendor_id, k.memory_type)) {
+      *out = m.dl_device_type;
+      return true;
+    }
+  }
+  return false;
+}
+
+// On a miss, EPs registered in the env since the last look may advertise a mapping: pick those up once.
+bool refresh_from_env() { return register_ep_devices(env()) > 0; }
+
+}  // namespace
+
+DLDevice to_dlpack_device(const OrtMemoryInfo* info) {
+  if (info == nullptr) throw Error(ErrorKind::kInvalidArgument, "OrtMemoryInfo is NULL");
+  const OrtApi& api = ort();
+  const MemoryKey k = key_of(info);
+  int id = 0;
+  check(api.MemoryInfoGetId(info, &id));
+  if (k.device_type == OrtMemoryInfoDeviceType_CPU && k.memory_type == OrtDeviceMemoryType_DEFAULT) {
+    return DLDevice{kDLCPU, 0};
+  }
+  DLDeviceType registered{};
+  if (find_registered(k, &registered)) return DLDevice{registered, id};
+  const char* name = nullptr;
+  check(api.MemoryInfoGetName(info, &name));
+  if (const BuiltinRow* row = builtin_for_memory(k, name)) return DLDevice{row->dl_device_type, id};
+  // Host-accessible memory of a device without a host DLPack type of its own is ordinary host memory.
+  if (k.memory_type == OrtDeviceMemoryType_HOST_ACCESSIBLE) return DLDevice{kDLCPU, 0};
+  if (refresh_from_env() && find_registered(k, &registered)) return DLDevice{registered, id};
+  throw Error(ErrorKind::kUnsupported,
+              "ONNX Runtime memory " + describe(info) +
+                  " has no DLPack device: no framework is known to read it (an EP makes it exportable by "
+                  "advertising '" + kEpMetadataDlpackDeviceType + "', or call ortdlpack::register_device)");
+}
+
+// DLDevice -> OrtMemoryInfo, created once per device. Entries are never released: tensors imported on a device
+// point at its memory info for their whole life (unregister_device() only retires them from lookup).
+struct MemoryInfoCache {
+  std::mutex mutex;
+  std::map<std::pair<int, int32_t>, const OrtMemoryInfo*> live;
+  std::vector<const OrtMemoryInfo*> retired;
+};
+MemoryInfoCache& memory_info_cache() {
+  static auto* cache = new MemoryInfoCache();  // process lifetime
+  return *cache;
+}
+
+const OrtMemoryInfo* memory_info(DLDevice device) {
+  static const OrtMemoryInfo* const cpu = create_memory_info(DLDevice{kDLCPU, 0});
+  if (device.device_type == kDLCPU) return cpu;
+  MemoryInfoCache& cache = memory_info_cache();
+  std::lock_guard<std::mutex> lock(cache.mutex);
+  const std::pair<int, int32_t> key{static_cast<int>(device.device_type), device.device_id};
+  auto it = cache.live.find(key);
+  if (it != cache.live.end()) return it->second;
+  const OrtMemoryInfo* info = create_memory_info(device);
+  cache.live.emplace(key, info);
+  return info;
+}
+
+bool host_accessible(const OrtMemoryInfo* info) {
+  const MemoryKey k = key_of(info);
+  return k.device_type == OrtMemoryInfoDeviceType_CPU || k.memory_type == OrtDeviceMemoryType_HOST_ACCESSIBLE;
+}
+
+void register_device(const DeviceMapping& m) {
+  const std::string what = "register_device(" + m.name + "): ";
+  if (m.dl_device_type == kDLCPU || dl_device_type_name(m.dl_device_type) == nullptr) {
+    throw Error(ErrorKind::kInvalidArgument, what + "invalid DLPack device type " +
+                                                 std::to_string(static_cast<int>(m.dl_device_type)));
+  }
+  if (m.device_type == OrtMemoryInfoDeviceType_CPU && m.memory_type == OrtDeviceMemoryType_DEFAULT) {
+    throw Error(ErrorKind::kInvalidArgument, what + "CPU memory is always kDLCPU");
+  }
+  for (const BuiltinRow& row : kBuiltin) {
+    if (row.device_type == m.device_type && row.vendor_id == m.vendor_id && row.memory_type == m.memory_type) {
+      throw Error(ErrorKind::kInvalidArgument, what + "that memory is built in as " +
+                                                   dl_device_type_name(row.dl_device_type));
+    }
+    if (row.dl_device_type == m.dl_device_type) {
+      // Labelling foreign memory as CUDA/ROCm/... would let those frameworks dereference it.
+      throw Error(ErrorKind::kInvalidArgument, what + dl_device_type_name(m.dl_device_type) +
+                                                   " is reserved for its own vendor's memory");
+    }
+  }
+  std::unique_lock<std::shared_mutex> lock(g_registry_mutex);
+  for (const DeviceMapping& r : registry()) {
+    const bool same = same_memory(r, m.device_type, m.vendor_id, m.memory_type);
+    if (same && r.dl_device_type == m.dl_device_type && r.name == m.name) return;
+    if (same || r.dl_device_type == m.dl_device_type) {
+      throw Error(ErrorKind::kInvalidArgument, what + "conflicts with the mapping registered for '" + r.name +
+                                                   "' (" + dl_device_type_name(r.dl_device_type) + ")");
+    }
+  }
+  registry().push_back(m);
+}
+
+bool unregister_device(OrtMemoryInfoDeviceType device_type, uint32_t vendor_id, OrtDeviceMemoryType memory_type) {
+  std::unique_lock<std::shared_mutex> lock(g_registry_mutex);
+  auto& rows = registry();
+  for (auto it = rows.begin(); it != rows.end(); ++it) {
+    if (same_memory(*it, device_type, vendor_id, memory_type)) {
+      MemoryInfoCache& cache = memory_info_cache();
+      std::lock_guard<std::mutex> cache_lock(cache.mutex);
+      for (auto c = cache.live.begin(); c != cache.live.end();) {
+        if (c->first.first == static_cast<int>(it->dl_device_type)) {
+          cache.retired.push_back(c->second);
+          c = cache.live.erase(c);
+        } else {
+          ++c;
+        }
+      }
+      rows.erase(it);
+      return true;
+    }
+  }
+  return false;
+}
+
+int register_ep_devices(OrtEnv* e) {
+  const OrtApi& api = ort();
+  const OrtEpDevice* const* devices = nullptr;
+  size_t count = 0;
+  check(api.GetEpDevices(e, &devices, &count));
+  int added = 0;
+  for (size_t i = 0; i < count; ++i) {
+    const char* value = api.GetKeyValue(api.EpDevice_EpMetadata(devices[i]), kEpMetadataDlpackDeviceType);
+    if (value == nullptr) continue;
+    char* end = nullptr;
+    const long dl_type = std::strtol(value, &end, 10);
+    const OrtMemoryInfo* info = api.EpDevice_MemoryInfo(devices[i], OrtDeviceMemoryType_DEFAULT);
+    if (end == value || *end != '\0' || info == nullptr) continue;
+    const MemoryKey k = key_of(info);
+    const char* name = nullptr;
+    check(api.MemoryInfoGetName(info, &name));
+    DLDeviceType existing{};
+    if (find_registered(k, &existing)) continue;
+    register_device(DeviceMapping{name, k.device_type, k.vendor_id, k.memory_type, static_cast<DLDeviceType>(dl_type)});
+    ++added;
+  }
+  return added;
+}
+
+std::string describe(const OrtMemoryInfo* info) {
+  const OrtApi& api = ort();
+  const MemoryKey k = key_of(info);
+  const char* name = nullptr;
+  int id = 0;
+  check(api.MemoryInfoGetName(info, &name));
+  check(api.MemoryInfoGetId(info, &id));
+  char vendor[16];
+  std::snprintf(vendor, sizeof vendor, "0x%04X", k.vendor_id);
+  return std::string(name ? name : "?") + ":" + std::to_string(id) + " (" + device_type_name(k.device_type) +
+         ", vendor " + vendor + ", " +
+         (k.memory_type == OrtDeviceMemoryType_HOST_ACCESSIBLE ? "HOST_ACCESSIBLE" : "DEFAULT") + " memory)";
+}
+
+std::string describe(DLDevice device) {
+  const char* name = dl_device_type_name(device.device_type);
+  return (name ? std::string(name) : "device type " + std::to_string(static_cast<int>(device.device_type))) + ":" +
+         std::to_string(device.device_id);
+}
+
+}  // namespace ortdlpack

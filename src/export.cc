@@ -1,0 +1,90 @@
+#include "ortdlpack/export.h"
+
+#include <new>
+#include <type_traits>
+
+#include "ortdlpack/api.h"
+#include "ortdlpack/device.h"
+#include "ortdlpack/dtype.h"
+#include "ortdlpack/error.h"
+#include "tensor_meta.h"
+
+namespace ortdlpack {
+namespace {
+
+// One allocation per export: the managed tensor, the Tensor share that keeps the OrtValue alive, then shape and
+// strides (2 * ndim int64) right behind the struct.
+template <class Managed>
+struct ExportContext {
+  Managed managed{};
+  Tensor owner;
+
+  int64_t* dims() { return reinterpret_cast<int64_t*>(this + 1); }
+
+  static void deleter(Managed* self) noexcept {
+    auto* ctx = static_cast<ExportContext*>(self->manager_ctx);
+    ctx->~ExportContext();
+    ::operator delete(ctx);
+  }
+};
+static_assert(sizeof(ExportContext<DLManagedTensorVersioned>) % alignof(int64_t) == 0);
+static_assert(sizeof(ExportContext<DLManagedTensor>) % alignof(int64_t) == 0);
+
+template <class Managed>
+Managed* export_tensor(const Tensor& tensor, bool versioned) {
+  if (!tensor) throw Error(ErrorKind::kInvalidArgument, "cannot export an empty Tensor");
+  const OrtApi& api = ort();
+  OrtValue* value = tensor.ort_value();
+  const detail::TensorMeta meta(value);
+  const DLDataType dtype = to_dlpack_dtype(meta.type);
+  if (!versioned && dtype.bits < 8) {
+    throw Error(ErrorKind::kUnsupported, std::string(dtype_name(meta.type)) +
+                                             " is a packed sub-byte type, which needs DLPack >= 1.1 (versioned)");
+  }
+  if (!versioned && tensor.read_only()) {
+    throw Error(ErrorKind::kUnsupported,
+                "a read-only tensor cannot be exported as a legacy DLPack tensor, which has no read-only flag");
+  }
+  const OrtMemoryInfo* info = nullptr;
+  check(api.GetTensorMemoryInfo(value, &info));
+  const DLDevice device = to_dlpack_device(info);
+  void* data = nullptr;
+  check(api.GetTensorMutableData(value, &data));
+
+  using Context = ExportContext<Managed>;
+  void* memory = ::operator new(sizeof(Context) + 2 * meta.ndim * sizeof(int64_t));
+  auto* ctx = new (memory) Context();
+  ctx->owner = tensor;
+  int64_t* shape = ctx->dims();
+  int64_t* strides = shape + meta.ndim;
+  int64_t stride = 1;
+  for (size_t i = meta.ndim; i-- > 0;) {
+    shape[i] = meta.shape[i];
+    strides[i] = stride;
+    stride *= meta.shape[i] > 1 ? meta.shape[i] : 1;  // size-0/1 dims keep nonzero strides, as torch and numpy do
+  }
+  DLTensor& t = ctx->managed.dl_tensor;
+  t.data = data;
+  t.device = device;
+  t.ndim = static_cast<int32_t>(meta.ndim);
+  t.dtype = dtype;
+  t.shape = meta.ndim ? shape : nullptr;
+  t.strides = meta.ndim ? strides : nullptr;
+  t.byte_offset = 0;
+  ctx->managed.manager_ctx = ctx;
+  ctx->managed.deleter = &Context::deleter;
+  return &ctx->managed;
+}
+
+}  // namespace
+
+DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& tensor, uint64_t extra_flags) {
+  DLManagedTensorVersioned* m = export_tensor<DLManagedTensorVersioned>(tensor, true);
+  m->version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+  m->flags = extra_flags | (tensor.read_only() ? DLPACK_FLAG_BITMASK_READ_ONLY : 0);
+  return m;
+}
+
+DLManagedTensor* to_dlpack_legacy(const Tensor& tensor) { return export_tensor<DLManagedTensor>(tensor, false); }
+
+}  // namespace ortdlpack

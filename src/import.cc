@@ -1,0 +1,207 @@
+#include "ortdlpack/import.h"
+
+#include <cstdint>
+#include <cstring>
+#include <vector>
+#include <limits>
+#include <string>
+
+#include "ortdlpack/api.h"
+#include "ortdlpack/device.h"
+#include "ortdlpack/dtype.h"
+#include "ortdlpack/error.h"
+#include "ortdlpack/transfer.h"
+#include "strided_copy.h"
+
+namespace ortdlpack {
+namespace {
+
+[[noreturn]] void invalid(const std::string& message) { throw Error(ErrorKind::kInvalidArgument, "DLPack " + message); }
+
+// What validation learned about a DLPack tensor.
+struct Layout {
+  ONNXTensorElementDataType type;
+  size_t count;      // elements
+  size_t bytes;      // storage bytes of a compact copy
+  char* data;        // data + byte_offset; NULL only when count == 0
+  bool compact;      // row-major with no gaps (any stride on size-1 dims)
+  bool aligned;      // data aligned to the element's scalar size
+};
+
+Layout validate(const DLTensor& t, uint64_t flags, const ImportOptions& options) {
+  if (t.ndim < 0 || t.ndim > kMaxNdim) {
+    invalid("ndim " + std::to_string(t.ndim) + " is out of range [0, " + std::to_string(kMaxNdim) + "]");
+  }
+  if (t.ndim > 0 && t.shape == nullptr) invalid("shape is NULL with ndim " + std::to_string(t.ndim));
+  Layout l{};
+  l.type = from_dlpack_dtype(t.dtype, options.uint8_as_bool);
+  const uint32_t bits = t.dtype.bits;
+  if (bits < 8 && (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED)) {
+    throw Error(ErrorKind::kUnsupported, "DLPack padded sub-byte tensors are not supported (ONNX packs them)");
+  }
+
+  // Element count and byte size must fit ORT's int64 sizes. A zero dim makes the tensor empty whatever the others.
+  bool empty = false;
+  for (int32_t i = 0; i < t.ndim; ++i) {
+    if (t.shape[i] < 0) invalid("shape[" + std::to_string(i) + "] = " + std::to_string(t.shape[i]) + " is negative");
+    empty = empty || t.shape[i] == 0;
+  }
+  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
+  uint64_t count = empty ? 0 : 1;
+  for (int32_t i = 0; i < t.ndim && !empty; ++i) {
+    if (__builtin_mul_overflow(count, static_cast<uint64_t>(t.shape[i]), &count) || count > kMax) {
+      invalid("shape: the element count overflows int64");
+    }
+  }
+  uint64_t total_bits = 0;
+  if (__builtin_mul_overflow(count, static_cast<uint64_t>(bits), &total_bits) || (total_bits + 7) / 8 > kMax) {
+    invalid("shape: the byte size overflows int64");
+  }
+  l.count = static_cast<size_t>(count);
+  l.bytes = static_cast<size_t>((total_bits + 7) / 8);
+
+  if (t.data == nullptr) {
+    if (count != 0) invalid("data is NULL for a tensor of " + std::to_string(count) + " elements");
+    l.compact = l.aligned = true;
+    return l;
+  }
+  uintptr_t address = 0;
+  if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(t.data), t.byte_offset, &address)) {
+    invalid("byte_offset " + std::to_string(t.byte_offset) + " overflows the data pointer");
+  }
+  l.data = reinterpret_cast<char*>(address);
+  if (count == 0) {
+    l.compact = l.aligned = true;
+    return l;
+  }
+
+  l.compact = true;
+  if (t.strides != nullptr) {
+    int64_t expected = 1;
+    for (int32_t i = t.ndim - 1; i >= 0; --i) {
+      if (t.shape[i] != 1 && t.strides[i] != expected) l.compact = false;
+      expected *= t.shape[i];  // cannot overflow: bounded by count
+    }
+  }
+  if (bits < 8) {
+    if (!l.compact) throw Error(ErrorKind::kUnsupported, "DLPack strided packed sub-byte tensors are not supported");
+    l.aligned = true;
+    return l;
+  }
+  const size_t scalar = (t.dtype.code == kDLComplex ? bits / 2 : bits) / 8;
+  l.aligned = address % scalar == 0;
+
+  if (!l.compact) {
+    // The buffer's extent is unknown to a consumer; what can be checked is that every addressed element lies in
+    // the address space: the lowest and highest offsets neither overflow nor wrap around.
+    const int64_t elem = static_cast<int64_t>(bits / 8);
+    int64_t lo = 0, hi = 0;
+    for (int32_t i = 0; i < t.ndim; ++i) {
+      int64_t reach = 0;
+      if (__builtin_mul_overflow(t.shape[i] - 1, t.strides[i], &reach) ||
+          __builtin_mul_overflow(reach, elem, &reach) ||
+          __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi)) {
+        invalid("strides[" + std::to_string(i) + "] = " + std::to_string(t.strides[i]) + " overflows the address range");
+      }
+    }
+    uintptr_t last = 0;
+    if (static_cast<uint64_t>(-lo) > address || __builtin_add_overflow(address, static_cast<uint64_t>(hi) + elem, &last)) {
+      invalid("strides address memory outside the address space");
+    }
+  }
+  return l;
+}
+
+// An allocator used only for its Free: ORT calls it once, when the OrtValue over DLPack memory is released, and it
+// hands the memory back to the producer by running the DLPack deleter.
+template <class Managed>
+struct DeleterAllocator {
+  OrtAllocator base;  // first member: ORT passes &base back to the callbacks
+  Managed* managed;
+  const OrtMemoryInfo* info;
+
+  DeleterAllocator(Managed* m, const OrtMemoryInfo* i) : base{}, managed(m), info(i) {
+    base.version = kMinOrtApiVersion;
+    base.Alloc = [](OrtAllocator*, size_t) -> void* { return nullptr; };
+    base.Free = [](OrtAllocator* self, void*) {
+      auto* a = reinterpret_cast<DeleterAllocator*>(self);
+      if (a->managed->deleter != nullptr) a->managed->deleter(a->managed);
+      delete a;
+    };
+    base.Info = [](const OrtAllocator* self) { return reinterpret_cast<const DeleterAllocator*>(self)->info; };
+  }
+};
+
+template <class Managed>
+Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& options) {
+  const DLTensor& t = managed->dl_tensor;
+  const Layout l = validate(t, flags, options);
+  const OrtMemoryInfo* memory = memory_info(t.device);
+  const bool read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  const bool needs_copy = !l.compact || !l.aligned;
+  const std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
+
+  if (needs_copy || options.copy == CopyMode::kAlways) {
+    if (options.copy == CopyMode::kNever) {
+      throw Error(ErrorKind::kCopyRequired,
+                  std::string("DLPack tensor ") + (l.compact ? "data is not aligned to its element size" :
+                                                               "is not compact row-major") +
+                      ": ORT can only hold it as a copy, and copying was not allowed");
+    }
+    Tensor copy;
+    if (host_accessible(memory)) {
+      copy = allocate(l.type, shape, memory);
+      if (l.count != 0) {
+        if (l.compact) {
+          std::memcpy(copy.data(), l.data, l.bytes);
+        } else {
+          detail::strided_copy(copy.data(), l.data, t.ndim, t.shape, t.strides, t.dtype.bits / 8);
+        }
+      }
+    } else if (needs_copy) {
+      throw Error(ErrorKind::kUnsupported, "DLPack tensor on " + describe(t.device) +
+                                               " is not compact row-major; ortdlpack copies strided layouts only "
+                                               "in host memory");
+    } else {
+      // A compact device tensor: a borrowed view (ORT frees nothing) for the duration of a device-to-device copy.
+      OrtValue* view = nullptr;
+      check(ort().CreateTensorWithDataAsOrtValue(memory, l.data, l.bytes, shape.data(), shape.size(), l.type, &view));
+      copy = to(Tensor(view), memory);
+    }
+    if (managed->deleter != nullptr) managed->deleter(managed);
+    return {copy, true};
+  }
+
+  // ORT may refuse a NULL buffer even for an empty tensor; any non-NULL address does, as nothing is read.
+  static char empty_buffer;
+  void* data = l.data != nullptr ? l.data : &empty_buffer;
+  auto* allocator = new DeleterAllocator<Managed>(managed, memory);
+  OrtValue* value = nullptr;
+  OrtStatus* status = ort().CreateTensorWithDataAndDeleterAsOrtValue(&allocator->base, data, l.bytes, shape.data(),
+                                                                      shape.size(), l.type, &value);
+  if (status != nullptr) {
+    delete allocator;  // the caller keeps `managed`
+    check(status);
+  }
+  return {Tensor(value, read_only), false};
+}
+
+}  // namespace
+
+Imported from_dlpack(DLManagedTensorVersioned* managed, const ImportOptions& options) {
+  if (managed == nullptr) invalid("managed tensor is NULL");
+  if (managed->version.major != DLPACK_MAJOR_VERSION) {
+    throw Error(ErrorKind::kUnsupported, "DLPack version " + std::to_string(managed->version.major) + "." +
+                                             std::to_string(managed->version.minor) +
+                                             " is not supported (this build speaks " +
+                                             std::to_string(DLPACK_MAJOR_VERSION) + ".x)");
+  }
+  return import_tensor(managed, managed->flags, options);
+}
+
+Imported from_dlpack(DLManagedTensor* managed, const ImportOptions& options) {
+  if (managed == nullptr) invalid("managed tensor is NULL");
+  return import_tensor(managed, 0, options);
+}
+
+}  // namespace ortdlpack

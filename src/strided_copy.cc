@@ -1,0 +1,40 @@
+#include "strided_copy.h"
+
+#include <cstring>
+
+namespace ortdlpack::detail {
+namespace {
+
+// Recursion over the outer dims; the innermost dim is one memcpy when it is contiguous.
+void copy_dim(char*& dst, const char* src, int32_t dim, int32_t ndim, const int64_t* shape, const int64_t* strides,
+              size_t elem_bytes) {
+  const int64_t n = shape[dim];
+  const int64_t step = strides[dim] * static_cast<int64_t>(elem_bytes);
+  if (dim == ndim - 1) {
+    if (strides[dim] == 1) {
+      std::memcpy(dst, src, static_cast<size_t>(n) * elem_bytes);
+      dst += static_cast<size_t>(n) * elem_bytes;
+      return;
+    }
+    for (int64_t i = 0; i < n; ++i, src += step, dst += elem_bytes) std::memcpy(dst, src, elem_bytes);
+    return;
+  }
+  for (int64_t i = 0; i < n; ++i, src += step) copy_dim(dst, src, dim + 1, ndim, shape, strides, elem_bytes);
+}
+
+}  // namespace
+
+void strided_copy(void* dst, const void* src, int32_t ndim, const int64_t* shape, const int64_t* strides,
+                  size_t elem_bytes) {
+  if (ndim == 0) {
+    std::memcpy(dst, src, elem_bytes);
+    return;
+  }
+  for (int32_t i = 0; i < ndim; ++i) {
+    if (shape[i] == 0) return;
+  }
+  char* out = static_cast<char*>(dst);
+  copy_dim(out, static_cast<const char*>(src), 0, ndim, shape, strides, elem_bytes);
+}
+
+}  // namespace ortdlpack::detail

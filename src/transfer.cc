@@ -1,0 +1,152 @@
+#include "ortdlpack/transfer.h"
+
+#include <cstring>
+#include <string>
+
+#include "ortdlpack/api.h"
+#include "ortdlpack/device.h"
+#include "ortdlpack/dtype.h"
+#include "ortdlpack/error.h"
+#include "tensor_meta.h"
+
+namespace ortdlpack {
+namespace {
+
+bool is_cpu(const OrtMemoryInfo* info) {
+  OrtMemoryInfoDeviceType type{};
+  ort().MemoryInfoGetDeviceType(info, &type);
+  return type == OrtMemoryInfoDeviceType_CPU && ort().MemoryInfoGetDeviceMemType(info) == OrtDeviceMemoryType_DEFAULT;
+}
+
+bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b) {
+  int diff = 1;
+  check(ort().CompareMemoryInfo(a, b, &diff));
+  return diff == 0;
+}
+
+void check_pair(const Tensor& src, const Tensor& dst, size_t i) {
+  if (!src || !dst) throw Error(ErrorKind::kInvalidArgument, "copy: tensor " + std::to_string(i) + " is empty");
+  if (dst.read_only()) {
+    throw Error(ErrorKind::kInvalidArgument, "copy: destination " + std::to_string(i) + " is read-only");
+  }
+  const detail::TensorMeta s(src.ort_value()), d(dst.ort_value());
+  bool same = s.type == d.type && s.ndim == d.ndim;
+  for (size_t k = 0; same && k < s.ndim; ++k) same = s.shape[k] == d.shape[k];
+  if (!same) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "copy: tensor " + std::to_string(i) + " differs in element type or shape between source and destination");
+  }
+}
+
+// CopyTensors takes one source and one destination memory per call: run one call per (src, dst) memory pair.
+void copy_through_env(const std::vector<const OrtValue*>& src, const std::vector<OrtValue*>& dst,
+                      const std::vector<const OrtMemoryInfo*>& src_mem, const std::vector<const OrtMemoryInfo*>& dst_mem,
+                      OrtSyncStream* stream) {
+  std::vector<bool> done(src.size(), false);
+  std::vector<const OrtValue*> batch_src;
+  std::vector<OrtValue*> batch_dst;
+  for (size_t head = 0; head < src.size(); ++head) {
+    if (done[head]) continue;
+    batch_src.clear();
+    batch_dst.clear();
+    for (size_t i = head; i < src.size(); ++i) {
+      if (done[i] || !same_memory(src_mem[i], src_mem[head]) || !same_memory(dst_mem[i], dst_mem[head])) continue;
+      batch_src.push_back(src[i]);
+      batch_dst.push_back(dst[i]);
+      done[i] = true;
+    }
+    OrtStatus* status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), stream, batch_src.size());
+    if (status != nullptr) {
+      const std::string what = "copy from " + describe(src_mem[head]) + " to " + describe(dst_mem[head]) + " failed: ";
+      try {
+        check(status);
+      } catch (const Error& e) {
+        throw Error(e.kind(), what + e.what());
+      }
+    }
+  }
+}
+
+}  // namespace
+
+Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shape, const OrtMemoryInfo* memory) {
+  if (memory == nullptr) throw Error(ErrorKind::kInvalidArgument, "allocate: OrtMemoryInfo is NULL");
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (shape[i] < 0) {
+      throw Error(ErrorKind::kInvalidArgument, "allocate: shape[" + std::to_string(i) + "] is negative");
+    }
+  }
+  to_dlpack_dtype(type);  // rejects element types ortdlpack cannot exchange
+  const OrtApi& api = ort();
+  OrtAllocator* allocator = nullptr;
+  if (is_cpu(memory)) {
+    check(api.GetAllocatorWithDefaultOptions(&allocator));
+  } else {
+    check(api.GetSharedAllocator(env(), memory, &allocator));
+    if (allocator == nullptr) {
+      throw Error(ErrorKind::kUnsupported, "no shared allocator for " + describe(memory) +
+                                               " in the ORT environment: register the execution provider library "
+                                               "that brings this device (RegisterExecutionProviderLibrary)");
+    }
+  }
+  OrtValue* value = nullptr;
+  check(api.CreateTensorAsOrtValue(allocator, shape.data(), shape.size(), type, &value));
+  return Tensor(value);
+}
+
+Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shape, DLDevice device) {
+  return allocate(type, shape, memory_info(device));
+}
+
+Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shape, const OrtEpDevice* ep_device,
+                OrtDeviceMemoryType memory_type) {
+  if (ep_device == nullptr) throw Error(ErrorKind::kInvalidArgument, "allocate: OrtEpDevice is NULL");
+  const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(ep_device, memory_type);
+  if (memory == nullptr) {
+    throw Error(ErrorKind::kUnsupported, std::string("allocate: EP '") + ort().EpDevice_EpName(ep_device) +
+                                             "' has no " +
+                                             (memory_type == OrtDeviceMemoryType_DEFAULT ? "DEFAULT" : "HOST_ACCESSIBLE") +
+                                             " memory");
+  }
+  return allocate(type, shape, memory);
+}
+
+void copy(const std::vector<Tensor>& src, const std::vector<Tensor>& dst, OrtSyncStream* stream) {
+  if (src.size() != dst.size()) {
+    throw Error(ErrorKind::kInvalidArgument, "copy: " + std::to_string(src.size()) + " sources but " +
+                                                 std::to_string(dst.size()) + " destinations");
+  }
+  std::vector<const OrtValue*> env_src;
+  std::vector<OrtValue*> env_dst;
+  std::vector<const OrtMemoryInfo*> src_mem, dst_mem;
+  for (size_t i = 0; i < src.size(); ++i) {
+    check_pair(src[i], dst[i], i);
+    const OrtMemoryInfo* sm = src[i].memory_info();
+    const OrtMemoryInfo* dm = dst[i].memory_info();
+    if (host_accessible(sm) && host_accessible(dm)) {
+      // ORT has no host-to-host data transfer.
+      const size_t bytes = src[i].byte_size();
+      if (bytes != 0 && src[i].data() != dst[i].data()) std::memcpy(dst[i].data(), src[i].data(), bytes);
+      continue;
+    }
+    env_src.push_back(src[i].ort_value());
+    env_dst.push_back(dst[i].ort_value());
+    src_mem.push_back(sm);
+    dst_mem.push_back(dm);
+  }
+  if (!env_src.empty()) copy_through_env(env_src, env_dst, src_mem, dst_mem, stream);
+}
+
+void copy(const Tensor& src, const Tensor& dst, OrtSyncStream* stream) { copy(std::vector<Tensor>{src}, std::vector<Tensor>{dst}, stream); }
+
+Tensor to(const Tensor& src, const OrtMemoryInfo* memory, OrtSyncStream* stream) {
+  if (!src) throw Error(ErrorKind::kInvalidArgument, "to: empty Tensor");
+  detail::TensorMeta meta(src.ort_value());
+  Tensor dst = allocate(meta.type, std::vector<int64_t>(meta.shape, meta.shape + meta.ndim), memory);
+  copy(src, dst, stream);
+  return dst;
+}
+
+Tensor to(const Tensor& src, DLDevice device, OrtSyncStream* stream) { return to(src, memory_info(device), stream); }
+
+}  // namespace ortdlpack

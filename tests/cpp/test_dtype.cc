@@ -1,0 +1,116 @@
+#include "ortdlpack/dtype.h"
+
+#include <gtest/gtest.h>
+
+#include "ortdlpack/error.h"
+
+namespace ortdlpack {
+namespace {
+
+struct Case {
+  ONNXTensorElementDataType onnx;
+  uint8_t code;
+  uint8_t bits;
+  const char* name;
+};
+
+// Written out independently of src/dtype.cc's table, so a wrong row there fails here.
+const Case kCases[] = {
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, kDLBool, 8, "bool"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, kDLInt, 8, "int8"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, kDLInt, 16, "int16"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, kDLInt, 32, "int32"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, kDLInt, 64, "int64"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, kDLUInt, 8, "uint8"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, kDLUInt, 16, "uint16"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, kDLUInt, 32, "uint32"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, kDLUInt, 64, "uint64"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, kDLFloat, 16, "float16"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, kDLFloat, 32, "float32"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, kDLFloat, 64, "float64"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, kDLBfloat, 16, "bfloat16"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64, kDLComplex, 64, "complex64"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128, kDLComplex, 128, "complex128"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, kDLFloat8_e4m3fn, 8, "float8_e4m3fn"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, kDLFloat8_e4m3fnuz, 8, "float8_e4m3fnuz"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, kDLFloat8_e5m2, 8, "float8_e5m2"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, kDLFloat8_e5m2fnuz, 8, "float8_e5m2fnuz"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, kDLInt, 4, "int4"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, kDLUInt, 4, "uint4"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, kDLFloat4_e2m1fn, 4, "float4_e2m1fn"},
+};
+
+TEST(Dtype, EveryRowMapsBothWays) {
+  for (const Case& c : kCases) {
+    SCOPED_TRACE(c.name);
+    const DLDataType dl = to_dlpack_dtype(c.onnx);
+    EXPECT_EQ(dl.code, c.code);
+    EXPECT_EQ(dl.bits, c.bits);
+    EXPECT_EQ(dl.lanes, 1);
+    EXPECT_EQ(from_dlpack_dtype(dl), c.onnx);
+    EXPECT_STREQ(dtype_name(c.onnx), c.name);
+    EXPECT_EQ(dtype_from_name(c.name), c.onnx);
+  }
+}
+
+TEST(Dtype, TypesOrtNumbersInconsistentlyAreRefused) {
+  // uint2/int2/float8e8m0: ORT's C enum and ONNX disagree on their numbers (see src/dtype.cc).
+  for (int t : {24, 25, 26}) EXPECT_THROW(to_dlpack_dtype(static_cast<ONNXTensorElementDataType>(t)), Error);
+  EXPECT_THROW(from_dlpack_dtype(DLDataType{kDLInt, 2, 1}), Error);
+  EXPECT_THROW(from_dlpack_dtype(DLDataType{kDLFloat8_e8m0fnu, 8, 1}), Error);
+}
+
+TEST(Dtype, StringAndUndefinedAreUnsupported) {
+  try {
+    to_dlpack_dtype(ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("string"), std::string::npos);
+  }
+  EXPECT_THROW(to_dlpack_dtype(ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED), Error);
+}
+
+TEST(Dtype, RejectsLanesUnknownCodesAndMismatchedBits) {
+  auto expect_unsupported = [](DLDataType t, const char* fragment) {
+    try {
+      from_dlpack_dtype(t);
+      FAIL() << fragment;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  expect_unsupported(DLDataType{kDLFloat, 32, 4}, "lanes");
+  expect_unsupported(DLDataType{kDLFloat, 24, 1}, "bits do not match");
+  expect_unsupported(DLDataType{kDLBool, 16, 1}, "bits do not match");
+  expect_unsupported(DLDataType{kDLComplex, 32, 1}, "bits do not match");
+  expect_unsupported(DLDataType{kDLOpaqueHandle, 64, 1}, "no ONNX element type");
+  expect_unsupported(DLDataType{kDLFloat6_e2m3fn, 6, 1}, "no ONNX element type");
+  expect_unsupported(DLDataType{200, 8, 1}, "no ONNX element type");
+}
+
+TEST(Dtype, Uint8AsBoolOnlyWhenAsked) {
+  EXPECT_EQ(from_dlpack_dtype(DLDataType{kDLUInt, 8, 1}), ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8);
+  EXPECT_EQ(from_dlpack_dtype(DLDataType{kDLUInt, 8, 1}, true), ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
+  EXPECT_EQ(from_dlpack_dtype(DLDataType{kDLInt, 8, 1}, true), ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8);
+}
+
+TEST(Dtype, StorageBytesPacksSubByteTypes) {
+  EXPECT_EQ(storage_bytes(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, 3), 12u);
+  EXPECT_EQ(storage_bytes(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, 3), 2u);
+  EXPECT_EQ(storage_bytes(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, 4), 2u);
+  EXPECT_EQ(storage_bytes(ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128, 2), 32u);
+}
+
+TEST(Dtype, UnknownNameIsInvalidArgument) {
+  try {
+    dtype_from_name("float7");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+  }
+}
+
+}  // namespace
+}  // namespace ortdlpack

@@ -1,0 +1,220 @@
+// Import: zero-copy views, layouts that need a copy, and every validation error (the caller keeps ownership).
+#include "ortdlpack/import.h"
+
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <limits>
+
+#include "ortdlpack/export.h"
+#include "support.h"
+
+namespace ortdlpack {
+namespace {
+
+using test::Producer;
+constexpr DLDataType kF32{kDLFloat, 32, 1};
+
+float at(const Tensor& t, size_t i) { return static_cast<const float*>(t.data())[i]; }
+
+void fill_iota(Producer& p) {
+  auto* f = reinterpret_cast<float*>(p.buffer->data());
+  for (size_t i = 0; i < p.buffer->size() / 4; ++i) f[i] = static_cast<float>(i);
+}
+
+TEST(Import, HonoursByteOffset) {
+  auto p = Producer::make(kF32, {4}, 16);
+  fill_iota(*p);
+  p->t().byte_offset = 8;  // a view starting at element 2
+  Imported in = from_dlpack(&p->versioned);
+  EXPECT_EQ(in.tensor.data(), p->buffer->data() + 8);
+  EXPECT_EQ(at(in.tensor, 0), 2.0f);
+  DLManagedTensorVersioned* out = to_dlpack_versioned(in.tensor);
+  EXPECT_EQ(out->dl_tensor.data, p->buffer->data() + 8);
+  EXPECT_EQ(out->dl_tensor.byte_offset, 0u);
+  out->deleter(out);
+  in.tensor = Tensor();
+  EXPECT_EQ(p->deletes, 1);
+}
+
+TEST(Import, AnyStrideOnSizeOneDimsAndNullStridesAreCompact) {
+  auto p = Producer::make(kF32, {3, 1, 4});
+  p->strides = {4, 12345, 1};
+  p->t().strides = p->strides.data();
+  Imported a = from_dlpack(&p->versioned);
+  EXPECT_FALSE(a.copied);
+  a.tensor = Tensor();
+  p->t().strides = nullptr;
+  Imported b = from_dlpack(&p->versioned);
+  EXPECT_FALSE(b.copied);
+  b.tensor = Tensor();
+  EXPECT_EQ(p->deletes, 2);
+}
+
+TEST(Import, ZeroSizeAcceptsNullData) {
+  auto p = Producer::make(kF32, {0, 5});
+  p->t().data = nullptr;
+  Imported in = from_dlpack(&p->versioned);
+  EXPECT_EQ(in.tensor.element_count(), 0u);
+  EXPECT_EQ(in.tensor.shape(), (std::vector<int64_t>{0, 5}));
+  in.tensor = Tensor();
+  EXPECT_EQ(p->deletes, 1);
+}
+
+TEST(Import, NonCompactNeedsPermissionThenCopies) {
+  auto p = Producer::make(kF32, {3, 4});
+  fill_iota(*p);
+  p->shape = {4, 3};  // the transpose: strides (1, 4)
+  p->strides = {1, 4};
+  p->t().shape = p->shape.data();
+  p->t().strides = p->strides.data();
+  try {
+    from_dlpack(&p->versioned);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCopyRequired);
+    EXPECT_NE(std::string(e.what()).find("not compact"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(p->deletes, 0) << "on failure the caller keeps ownership";
+  Imported in = from_dlpack(&p->versioned, ImportOptions{CopyMode::kIfNeeded});
+  EXPECT_TRUE(in.copied);
+  EXPECT_EQ(p->deletes, 1) << "a copy releases the producer at once";
+  EXPECT_NE(in.tensor.data(), p->buffer->data());
+  for (int i = 0; i < 4; ++i) {
+    for (int j = 0; j < 3; ++j) EXPECT_EQ(at(in.tensor, static_cast<size_t>(i * 3 + j)), static_cast<float>(j * 4 + i));
+  }
+}
+
+TEST(Import, NegativeStridesAreCopied) {
+  auto p = Producer::make(kF32, {5});
+  fill_iota(*p);
+  p->strides = {-1};
+  p->t().strides = p->strides.data();
+  p->t().byte_offset = 16;  // data points at the last element, walking backwards
+  EXPECT_THROW(from_dlpack(&p->versioned), Error);
+  Imported in = from_dlpack(&p->versioned, ImportOptions{CopyMode::kIfNeeded});
+  EXPECT_TRUE(in.copied);
+  for (int i = 0; i < 5; ++i) EXPECT_EQ(at(in.tensor, static_cast<size_t>(i)), static_cast<float>(4 - i));
+  EXPECT_EQ(p->deletes, 1);
+}
+
+TEST(Import, MisalignedDataIsCopiedOnlyWhenAllowed) {
+  auto p = Producer::make(kF32, {2}, 4);
+  p->t().byte_offset = 1;
+  try {
+    from_dlpack(&p->versioned);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCopyRequired);
+    EXPECT_NE(std::string(e.what()).find("aligned"), std::string::npos) << e.what();
+  }
+  Imported in = from_dlpack(&p->versioned, ImportOptions{CopyMode::kIfNeeded});
+  EXPECT_TRUE(in.copied);
+  EXPECT_EQ(std::memcmp(in.tensor.data(), p->buffer->data() + 1, 8), 0);
+}
+
+TEST(Import, CopyAlwaysCopiesCompactTensors) {
+  auto p = Producer::make(kF32, {6});
+  fill_iota(*p);
+  Imported in = from_dlpack(&p->versioned, ImportOptions{CopyMode::kAlways});
+  EXPECT_TRUE(in.copied);
+  EXPECT_NE(in.tensor.data(), p->buffer->data());
+  EXPECT_EQ(at(in.tensor, 5), 5.0f);
+  EXPECT_EQ(p->deletes, 1);
+}
+
+TEST(Import, Uint8AsBoolWhenAsked) {
+  auto p = Producer::make(DLDataType{kDLUInt, 8, 1}, {3});
+  Imported in = from_dlpack(&p->legacy, ImportOptions{CopyMode::kNever, true});
+  EXPECT_EQ(in.tensor.element_type(), ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
+}
+
+// Every malformed field: the documented error kind, a message naming the field, and no deleter call.
+struct BadCase {
+  const char* name;
+  void (*corrupt)(Producer&);
+  ErrorKind kind;
+  const char* fragment;
+};
+
+const BadCase kBadCases[] = {
+    {"negative ndim", [](Producer& p) { p.t().ndim = -1; }, ErrorKind::kInvalidArgument, "ndim"},
+    {"huge ndim", [](Producer& p) { p.t().ndim = 65; }, ErrorKind::kInvalidArgument, "ndim"},
+    {"NULL shape", [](Producer& p) { p.t().shape = nullptr; }, ErrorKind::kInvalidArgument, "shape is NULL"},
+    {"negative dim", [](Producer& p) { p.shape[1] = -2; }, ErrorKind::kInvalidArgument, "shape[1]"},
+    {"count overflow",
+     [](Producer& p) {
+       p.shape[0] = int64_t{1} << 40;
+       p.shape[1] = int64_t{1} << 40;
+     },
+     ErrorKind::kInvalidArgument, "element count overflows"},
+    {"byte overflow", [](Producer& p) { p.shape[0] = int64_t{1} << 61; }, ErrorKind::kInvalidArgument,
+     "byte size overflows"},
+    {"lanes", [](Producer& p) { p.t().dtype.lanes = 4; }, ErrorKind::kUnsupported, "lanes"},
+    {"bits vs code", [](Producer& p) { p.t().dtype.bits = 24; }, ErrorKind::kUnsupported, "bits"},
+    {"unknown code", [](Producer& p) { p.t().dtype.code = 99; }, ErrorKind::kUnsupported, "no ONNX element type"},
+    {"NULL data", [](Producer& p) { p.t().data = nullptr; }, ErrorKind::kInvalidArgument, "data is NULL"},
+    {"byte_offset overflow", [](Producer& p) { p.t().byte_offset = std::numeric_limits<uint64_t>::max(); },
+     ErrorKind::kInvalidArgument, "byte_offset"},
+    {"stride overflow",
+     [](Producer& p) {
+       p.strides[0] = std::numeric_limits<int64_t>::max() / 2;
+     },
+     ErrorKind::kInvalidArgument, "strides[0]"},
+    {"stride below address 0",
+     [](Producer& p) {
+       p.strides[0] = -(int64_t{1} << 60);
+     },
+     ErrorKind::kInvalidArgument, "strides"},
+    {"unknown device", [](Producer& p) { p.t().device = DLDevice{kDLExtDev, 0}; }, ErrorKind::kUnsupported,
+     "kDLExtDev:0"},
+    {"device type out of range", [](Producer& p) { p.t().device = DLDevice{static_cast<DLDeviceType>(1234), 0}; },
+     ErrorKind::kUnsupported, "device type 1234"},
+    {"major version", [](Producer& p) { p.versioned.version.major = 2; }, ErrorKind::kUnsupported, "version 2"},
+    {"padded sub-byte",
+     [](Producer& p) {
+       p.t().dtype = DLDataType{kDLInt, 4, 1};
+       p.versioned.flags = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+     },
+     ErrorKind::kUnsupported, "padded"},
+    {"strided sub-byte",
+     [](Producer& p) {
+       p.t().dtype = DLDataType{kDLUInt, 4, 1};
+       p.strides[0] = 7;
+     },
+     ErrorKind::kUnsupported, "sub-byte"},
+};
+
+TEST(Import, EveryValidationErrorLeavesOwnershipWithTheCaller) {
+  for (const BadCase& c : kBadCases) {
+    SCOPED_TRACE(c.name);
+    auto p = Producer::make(kF32, {3, 2});
+    c.corrupt(*p);
+    for (CopyMode mode : {CopyMode::kNever, CopyMode::kIfNeeded}) {
+      try {
+        from_dlpack(&p->versioned, ImportOptions{mode});
+        ADD_FAILURE() << "accepted";
+      } catch (const Error& e) {
+        EXPECT_EQ(e.kind(), c.kind) << e.what();
+        EXPECT_NE(std::string(e.what()).find(c.fragment), std::string::npos) << e.what();
+      }
+    }
+    EXPECT_EQ(p->deletes, 0);
+  }
+}
+
+TEST(Import, NullManagedTensor) {
+  EXPECT_THROW(from_dlpack(static_cast<DLManagedTensorVersioned*>(nullptr)), Error);
+  EXPECT_THROW(from_dlpack(static_cast<DLManagedTensor*>(nullptr)), Error);
+}
+
+TEST(Import, NullDeleterIsAllowed) {
+  auto p = Producer::make(kF32, {2});
+  p->versioned.deleter = nullptr;
+  Imported in = from_dlpack(&p->versioned);
+  in.tensor = Tensor();
+  EXPECT_EQ(p->deletes, 0);
+}
+
+}  // namespace
+}  // namespace ortdlpack
