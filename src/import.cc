@@ -139,9 +139,9 @@ Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& op
   const OrtMemoryInfo* memory = memory_info(t.device);
   const bool read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
   const bool needs_copy = !l.compact || !l.aligned;
-  const std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
 
   if (needs_copy || options.copy == CopyMode::kAlways) {
+    const std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
     if (options.copy == CopyMode::kNever) {
       throw Error(ErrorKind::kCopyRequired,
                   std::string("DLPack tensor ") + (l.compact ? "data is not aligned to its element size" :
@@ -177,8 +177,8 @@ Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& op
   void* data = l.data != nullptr ? l.data : &empty_buffer;
   auto* allocator = new DeleterAllocator<Managed>(managed, memory);
   OrtValue* value = nullptr;
-  OrtStatus* status = ort().CreateTensorWithDataAndDeleterAsOrtValue(&allocator->base, data, l.bytes, shape.data(),
-                                                                      shape.size(), l.type, &value);
+  OrtStatus* status = ort().CreateTensorWithDataAndDeleterAsOrtValue(&allocator->base, data, l.bytes, t.shape,
+                                                                      static_cast<size_t>(t.ndim), l.type, &value);
   if (status != nullptr) {
     delete allocator;  // the caller keeps `managed`
     check(status);

@@ -91,7 +91,13 @@ Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shap
   }
   OrtValue* value = nullptr;
   check(api.CreateTensorAsOrtValue(allocator, shape.data(), shape.size(), type, &value));
-  return Tensor(value);
+  Tensor tensor(value);
+  // ORT does not treat a NULL from a plugin allocator as a failure: the tensor would point at nothing.
+  if (tensor.data() == nullptr && tensor.byte_size() != 0) {
+    throw Error(ErrorKind::kRuntime, "allocation of " + std::to_string(tensor.byte_size()) + " bytes on " +
+                                         describe(memory) + " failed");
+  }
+  return tensor;
 }
 
 Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shape, DLDevice device) {

@@ -11,6 +11,7 @@
 #include <string>
 #include <vector>
 
+#include "model_builder.h"
 #include "ortdlpack/ortdlpack.h"
 
 namespace ortdlpack::test {
@@ -69,48 +70,6 @@ struct Producer {
   DLTensor& t() { return versioned.dl_tensor; }
 };
 
-// A session computing Y = X + X over `dims` of `type`, built in memory with the Model Editor API.
-inline OrtSession* make_add_session(ONNXTensorElementDataType type, const std::vector<int64_t>& dims) {
-  const OrtApi& api = ortdlpack::ort();
-  const OrtModelEditorApi* editor = api.GetModelEditorApi();
-  auto value_info = [&](const char* name) {
-    OrtTensorTypeAndShapeInfo* tensor_info = nullptr;
-    ort_check(api.CreateTensorTypeAndShapeInfo(&tensor_info));
-    ort_check(api.SetTensorElementType(tensor_info, type));
-    ort_check(api.SetDimensions(tensor_info, dims.data(), dims.size()));
-    OrtTypeInfo* type_info = nullptr;
-    ort_check(editor->CreateTensorTypeInfo(tensor_info, &type_info));
-    OrtValueInfo* vi = nullptr;
-    ort_check(editor->CreateValueInfo(name, type_info, &vi));
-    api.ReleaseTypeInfo(type_info);
-    api.ReleaseTensorTypeAndShapeInfo(tensor_info);
-    return vi;
-  };
-  OrtGraph* graph = nullptr;
-  ort_check(editor->CreateGraph(&graph));
-  OrtValueInfo* inputs[] = {value_info("X")};
-  OrtValueInfo* outputs[] = {value_info("Y")};
-  ort_check(editor->SetGraphInputs(graph, inputs, 1));
-  ort_check(editor->SetGraphOutputs(graph, outputs, 1));
-  const char* node_inputs[] = {"X", "X"};
-  const char* node_outputs[] = {"Y"};
-  OrtNode* node = nullptr;
-  ort_check(editor->CreateNode("Add", "", "add", node_inputs, 2, node_outputs, 1, nullptr, 0, &node));
-  ort_check(editor->AddNodeToGraph(graph, node));
-  const char* domains[] = {""};
-  const int opsets[] = {18};
-  OrtModel* model = nullptr;
-  ort_check(editor->CreateModel(domains, opsets, 1, &model));
-  ort_check(editor->AddGraphToModel(model, graph));
-  OrtSessionOptions* options = nullptr;
-  ort_check(api.CreateSessionOptions(&options));
-  ort_check(api.SetIntraOpNumThreads(options, 1));
-  OrtSession* session = nullptr;
-  OrtStatus* status = editor->CreateSessionFromModel(ortdlpack::env(), model, options, &session);
-  api.ReleaseSessionOptions(options);
-  api.ReleaseModel(model);
-  ort_check(status);
-  return session;
-}
+using examples::make_add_session;
 
 }  // namespace ortdlpack::test

@@ -1,0 +1,97 @@
+/* Public C ABI of the ortdlpack virtual device plugin EP (libortdlpack_virtual_device.so).
+ *
+ * The library is an ONNX Runtime plugin execution-provider library (entry points CreateEpFactories /
+ * ReleaseEpFactory). Besides those it exports the small, plain-C test ABI declared here: counters of what the
+ * virtual device did and one-shot failure injection. Load the same .so that ORT loaded (dlopen, or Python
+ * ctypes.CDLL with the same path) to reach the same counters: they are process-wide, shared by both devices.
+ *
+ * Everything here is thread-safe. No function allocates or can fail.
+ */
+#ifndef ORTDLPACK_VIRTUAL_DEVICE_H_
+#define ORTDLPACK_VIRTUAL_DEVICE_H_
+
+#include <stdint.h>
+
+#if defined(_WIN32)
+#define ORTDLPACK_VD_EXPORT __declspec(dllexport)
+#else
+#define ORTDLPACK_VD_EXPORT __attribute__((visibility("default")))
+#endif
+
+/* PCI-style vendor id of the virtual device: OrtMemoryInfo vendor id, OrtHardwareDevice vendor id and
+ * OrtEpFactory::GetVendorId. Not a real PCI vendor. */
+#define ORTDLPACK_VD_VENDOR_ID 0xD1A9
+
+/* Execution provider name, as listed by GetEpDevices / onnxruntime.get_ep_devices(). */
+#define ORTDLPACK_VD_EP_NAME "VirtualDeviceEP"
+
+/* Number of virtual devices (OrtEpDevices) exposed; their device ids are 0 .. ORTDLPACK_VD_NUM_DEVICES - 1. */
+#define ORTDLPACK_VD_NUM_DEVICES 2
+
+/* OrtMemoryInfo names of the two memory kinds each device has. */
+#define ORTDLPACK_VD_MEMINFO_DEVICE "VirtualDevice"   /* OrtDeviceMemoryType_DEFAULT: guarded, host cannot touch */
+#define ORTDLPACK_VD_MEMINFO_HOST "VirtualDeviceHost" /* OrtDeviceMemoryType_HOST_ACCESSIBLE: plain host memory */
+
+/* OrtEpDevice EP-metadata key telling a DLPack exporter which DLDeviceType the device's DEFAULT memory is, as a
+ * decimal string. The virtual device sets it to "12" (kDLExtDev). See the README for the convention. */
+#define ORTDLPACK_VD_DLPACK_DEVICE_TYPE_KEY "dlpack.device_type"
+
+/* Environment variable read once, the first time the library needs it (at the latest when ORT calls
+ * CreateEpFactories): "0" turns the memory guard off
+ * (device memory then stays readable and writable by the host). Any other value, or unset: guard on. */
+#define ORTDLPACK_VD_GUARD_ENV "ORTDLPACK_VD_GUARD"
+
+#ifdef __cplusplus
+extern "C" {
+#endif
+
+/* All fields are uint64_t so that Python ctypes can mirror the struct with one field type.
+ * Fields are only ever appended, never reordered. */
+typedef struct OrtdlpackVdCounters {
+  /* Device (OrtDeviceMemoryType_DEFAULT) memory. */
+  uint64_t allocs;     /* successful device allocations (zero-byte ones included) */
+  uint64_t frees;      /* device frees */
+  uint64_t live_bytes; /* bytes currently allocated on the devices (requested sizes). State, not reset. */
+  /* Data transfer. */
+  uint64_t copies;    /* tensors copied successfully (one CopyTensors call may copy many) */
+  uint64_t bytes_h2d; /* host (CPU or HOST_ACCESSIBLE) -> device bytes */
+  uint64_t bytes_d2h; /* device -> host bytes */
+  uint64_t bytes_d2d; /* device -> device bytes, same or different device id */
+  /* Additions. */
+  uint64_t live_allocs;     /* device allocations currently alive. State, not reset. */
+  uint64_t host_allocs;     /* HOST_ACCESSIBLE allocations */
+  uint64_t host_frees;      /* HOST_ACCESSIBLE frees */
+  uint64_t host_live_bytes; /* HOST_ACCESSIBLE bytes currently allocated. State, not reset. */
+  uint64_t bytes_h2h;       /* CPU <-> HOST_ACCESSIBLE bytes (copied by this EP's data transfer) */
+  uint64_t copy_calls;      /* calls of the data transfer's CopyTensors */
+  uint64_t failed_allocs;   /* allocations that failed (injected or out of memory) */
+  uint64_t failed_copies;   /* tensor copies that failed (injected or invalid) */
+} OrtdlpackVdCounters;
+
+/* Copy a consistent-enough snapshot of the counters (each field is read atomically). */
+ORTDLPACK_VD_EXPORT void ortdlpack_vd_get_counters(OrtdlpackVdCounters* out);
+
+/* Zero every event counter. The state fields (live_bytes, live_allocs, host_live_bytes) keep describing what is
+ * allocated right now, so a test can reset while tensors are alive and still balance allocs against frees. */
+ORTDLPACK_VD_EXPORT void ortdlpack_vd_reset_counters(void);
+
+/* Make the n-th allocation from now (device or host-accessible, counted together; n = 1 is the next one) return
+ * NULL, once. 0 turns a pending injection off. */
+ORTDLPACK_VD_EXPORT void ortdlpack_vd_fail_alloc_at(uint64_t n);
+
+/* Make the n-th tensor copy from now (n = 1 is the next tensor the data transfer copies) fail, once: CopyTensors
+ * then returns an ORT_FAIL status; tensors before it in the same call were copied, those after it were not.
+ * 0 turns a pending injection off. */
+ORTDLPACK_VD_EXPORT void ortdlpack_vd_fail_copy_at(uint64_t n);
+
+/* 1 when device memory is guarded (PROT_NONE outside the data transfer), 0 when ORTDLPACK_VD_GUARD=0. */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_guard_enabled(void);
+
+/* 1 when [p, p + nbytes) lies inside one live device (DEFAULT) allocation, else 0. Never touches the memory. */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_is_device_pointer(const void* p, uint64_t nbytes);
+
+#ifdef __cplusplus
+}  /* extern "C" */
+#endif
+
+#endif /* ORTDLPACK_VIRTUAL_DEVICE_H_ */

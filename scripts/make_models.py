@@ -1,0 +1,157 @@
+#!/usr/bin/env python3
+"""Builds the demo/benchmark/test ONNX models into a directory (deterministic weights, opset 18, IR 10).
+
+    python scripts/make_models.py OUT_DIR            # all models
+    python scripts/make_models.py OUT_DIR add_tiny   # only some
+
+Models:
+  add_tiny.onnx          y = x + b                      x: float32[1,100]
+  feature.onnx           conv feature extractor         x: float32[N,3,64,64] -> feat: float32[N,128]
+  head.onnx              classifier head                feat: float32[N,128]  -> logits: float32[N,10]
+  big_identity_ish.onnx  y = x + 1                      x: float32[16,1024,1024] (64 MiB in, 64 MiB out)
+
+A model is rewritten only when missing or when its bytes would differ, so the directory can serve as a cache.
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+import numpy as np
+import onnx
+from onnx import TensorProto, helper, numpy_helper
+
+OPSET = 18
+IR_VERSION = 10  # accepted by onnxruntime >= 1.20
+FEATURES = 128
+CLASSES = 10
+SEED = 20261129
+
+
+def _model(nodes, inputs, outputs, initializers, name):
+    graph = helper.make_graph(nodes, name, inputs, outputs, initializer=initializers)
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", OPSET)], producer_name="ortdlpack")
+    model.ir_version = IR_VERSION
+    onnx.checker.check_model(model, full_check=True)
+    return model
+
+
+def _f32(rng, shape, scale):
+    return (rng.standard_normal(shape) * scale).astype(np.float32)
+
+
+def add_tiny():
+    rng = np.random.default_rng(SEED)
+    b = numpy_helper.from_array(_f32(rng, (1, 100), 1.0), "b")
+    return _model(
+        [helper.make_node("Add", ["x", "b"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 100])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 100])],
+        [b],
+        "add_tiny",
+    )
+
+
+def feature():
+    rng = np.random.default_rng(SEED + 1)
+    inits = [
+        numpy_helper.from_array(_f32(rng, (16, 3, 3, 3), (2.0 / 27) ** 0.5), "w1"),
+        numpy_helper.from_array(_f32(rng, (16,), 0.1), "b1"),
+        numpy_helper.from_array(_f32(rng, (32, 16, 3, 3), (2.0 / 144) ** 0.5), "w2"),
+        numpy_helper.from_array(_f32(rng, (32,), 0.1), "b2"),
+        numpy_helper.from_array(_f32(rng, (32, FEATURES), (2.0 / 32) ** 0.5), "w3"),
+        numpy_helper.from_array(_f32(rng, (FEATURES,), 0.1), "b3"),
+    ]
+    conv = dict(kernel_shape=[3, 3], strides=[2, 2], pads=[1, 1, 1, 1])
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], **conv),  # [N,16,32,32]
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], **conv),  # [N,32,16,16]
+        helper.make_node("Relu", ["c2"], ["r2"]),
+        helper.make_node("GlobalAveragePool", ["r2"], ["p"]),  # [N,32,1,1]
+        helper.make_node("Flatten", ["p"], ["f"], axis=1),  # [N,32]
+        helper.make_node("Gemm", ["f", "w3", "b3"], ["feat"]),  # [N,128]
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, 64, 64])],
+        [helper.make_tensor_value_info("feat", TensorProto.FLOAT, ["N", FEATURES])],
+        inits,
+        "feature",
+    )
+
+
+def head():
+    rng = np.random.default_rng(SEED + 2)
+    inits = [
+        numpy_helper.from_array(_f32(rng, (FEATURES, 64), (2.0 / FEATURES) ** 0.5), "w1"),
+        numpy_helper.from_array(_f32(rng, (64,), 0.1), "b1"),
+        numpy_helper.from_array(_f32(rng, (64, CLASSES), (2.0 / 64) ** 0.5), "w2"),
+        numpy_helper.from_array(_f32(rng, (CLASSES,), 0.1), "b2"),
+    ]
+    nodes = [
+        helper.make_node("Gemm", ["feat", "w1", "b1"], ["h"]),
+        helper.make_node("Relu", ["h"], ["r"]),
+        helper.make_node("Gemm", ["r", "w2", "b2"], ["logits"]),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("feat", TensorProto.FLOAT, ["N", FEATURES])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", CLASSES])],
+        inits,
+        "head",
+    )
+
+
+def big_identity_ish():
+    one = numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")
+    shape = [16, 1024, 1024]
+    return _model(
+        [helper.make_node("Add", ["x", "one"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, shape)],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, shape)],
+        [one],
+        "big_identity_ish",
+    )
+
+
+MODELS = {"add_tiny": add_tiny, "feature": feature, "head": head, "big_identity_ish": big_identity_ish}
+
+
+def make_models(out_dir: str, names=None) -> dict:
+    """Writes the models (all, or `names`) into out_dir; returns {name: path}."""
+    os.makedirs(out_dir, exist_ok=True)
+    paths = {}
+    for name in names or MODELS:
+        if name not in MODELS:
+            raise ValueError(f"unknown model {name!r} (known: {', '.join(MODELS)})")
+        data = MODELS[name]().SerializeToString(deterministic=True)
+        path = os.path.join(out_dir, name + ".onnx")
+        try:
+            with open(path, "rb") as f:
+                same = f.read() == data
+        except OSError:
+            same = False
+        if not same:
+            tmp = f"{path}.{os.getpid()}.tmp"
+            with open(tmp, "wb") as f:
+                f.write(data)
+            os.replace(tmp, path)  # atomic: concurrent builders never see a half-written model
+        paths[name] = path
+    return paths
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("out_dir")
+    parser.add_argument("models", nargs="*", help="subset of: " + ", ".join(MODELS))
+    args = parser.parse_args(argv)
+    for name, path in make_models(args.out_dir, args.models or None).items():
+        print(f"{name}: {path}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

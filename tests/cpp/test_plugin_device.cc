@@ -1,0 +1,208 @@
+// The core on a plugin EP's device: allocation through the env's shared allocator, copies through its data
+// transfer, DLPack export/import of memory the host cannot touch (the virtual device keeps it PROT_NONE).
+#include <dlfcn.h>
+#include <gtest/gtest.h>
+
+#include <cstring>
+#include <vector>
+
+#include "ortdlpack/virtual_device.h"
+#include "support.h"
+
+namespace ortdlpack {
+namespace {
+
+struct CounterAbi {
+  decltype(&ortdlpack_vd_get_counters) get = nullptr;
+  decltype(&ortdlpack_vd_reset_counters) reset = nullptr;
+  decltype(&ortdlpack_vd_fail_alloc_at) fail_alloc_at = nullptr;
+  decltype(&ortdlpack_vd_fail_copy_at) fail_copy_at = nullptr;
+  decltype(&ortdlpack_vd_is_device_pointer) is_device_pointer = nullptr;
+};
+
+class PluginDevice : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    check(ort().RegisterExecutionProviderLibrary(env(), "ortdlpack_vd", ORTDLPACK_VD_PATH));
+    void* lib = dlopen(ORTDLPACK_VD_PATH, RTLD_NOW | RTLD_NOLOAD);
+    ASSERT_NE(lib, nullptr);
+    vd.get = reinterpret_cast<decltype(vd.get)>(dlsym(lib, "ortdlpack_vd_get_counters"));
+    vd.reset = reinterpret_cast<decltype(vd.reset)>(dlsym(lib, "ortdlpack_vd_reset_counters"));
+    vd.fail_alloc_at = reinterpret_cast<decltype(vd.fail_alloc_at)>(dlsym(lib, "ortdlpack_vd_fail_alloc_at"));
+    vd.fail_copy_at = reinterpret_cast<decltype(vd.fail_copy_at)>(dlsym(lib, "ortdlpack_vd_fail_copy_at"));
+    vd.is_device_pointer =
+        reinterpret_cast<decltype(vd.is_device_pointer)>(dlsym(lib, "ortdlpack_vd_is_device_pointer"));
+    dlclose(lib);  // RTLD_NOLOAD took a reference; ORT keeps its own
+    const OrtEpDevice* const* all = nullptr;
+    size_t n = 0;
+    check(ort().GetEpDevices(env(), &all, &n));
+    for (size_t i = 0; i < n; ++i) {
+      if (std::string(ort().EpDevice_EpName(all[i])) == ORTDLPACK_VD_EP_NAME) devices.push_back(all[i]);
+    }
+  }
+  static void TearDownTestSuite() {
+    devices.clear();
+    check(ort().UnregisterExecutionProviderLibrary(env(), "ortdlpack_vd"));
+  }
+  void SetUp() override {
+    vd.reset();
+    vd.get(&baseline);
+  }
+  OrtdlpackVdCounters counters() const {
+    OrtdlpackVdCounters c{};
+    vd.get(&c);
+    return c;
+  }
+  const OrtMemoryInfo* device_memory(size_t i) const {
+    return ort().EpDevice_MemoryInfo(devices.at(i), OrtDeviceMemoryType_DEFAULT);
+  }
+  static Tensor host_iota(size_t n) {
+    Tensor t = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {static_cast<int64_t>(n)}, DLDevice{kDLCPU, 0});
+    auto* f = static_cast<float*>(t.data());
+    for (size_t i = 0; i < n; ++i) f[i] = static_cast<float>(i) + 0.25f;
+    return t;
+  }
+
+  static inline CounterAbi vd;
+  static inline std::vector<const OrtEpDevice*> devices;
+  OrtdlpackVdCounters baseline{};
+};
+
+TEST_F(PluginDevice, ListsTwoDevicesWithTheirMemory) {
+  ASSERT_EQ(devices.size(), 2u);
+  for (size_t i = 0; i < 2; ++i) {
+    EXPECT_EQ(ort().MemoryInfoGetVendorId(device_memory(i)), static_cast<uint32_t>(ORTDLPACK_VD_VENDOR_ID));
+    EXPECT_NE(ort().EpDevice_MemoryInfo(devices[i], OrtDeviceMemoryType_HOST_ACCESSIBLE), nullptr);
+  }
+}
+
+TEST_F(PluginDevice, AllocateCopyInAndOutWithExactCounters) {
+  Tensor host = host_iota(256);
+  {
+    Tensor dev = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {256}, devices[0]);
+    EXPECT_TRUE(vd.is_device_pointer(dev.data(), 1024));
+    copy(host, dev);
+    Tensor other = to(dev, device_memory(1));  // device 0 -> device 1
+    Tensor back = to(other, DLDevice{kDLCPU, 0});
+    EXPECT_EQ(std::memcmp(back.data(), host.data(), 1024), 0);
+    const OrtdlpackVdCounters c = counters();
+    EXPECT_EQ(c.allocs, 2u);
+    EXPECT_EQ(c.copies, 3u);
+    EXPECT_EQ(c.bytes_h2d, 1024u);
+    EXPECT_EQ(c.bytes_d2d, 1024u);
+    EXPECT_EQ(c.bytes_d2h, 1024u);
+  }
+  const OrtdlpackVdCounters c = counters();
+  EXPECT_EQ(c.frees, 2u);
+  EXPECT_EQ(c.live_allocs, baseline.live_allocs);
+}
+
+TEST_F(PluginDevice, AllocateByDlpackDeviceAndByMemoryInfo) {
+  Tensor a = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, {3, 5}, device_memory(1));
+  const DLDevice d = a.device();  // the EP advertises kDLExtDev through its metadata
+  EXPECT_EQ(d.device_type, kDLExtDev);
+  EXPECT_EQ(d.device_id, 1);
+  Tensor b = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, {3, 5}, DLDevice{kDLExtDev, 1});
+  EXPECT_TRUE(vd.is_device_pointer(b.data(), 15));
+  EXPECT_EQ(counters().allocs, 2u);
+}
+
+TEST_F(PluginDevice, ExportAndImportDeviceMemoryWithoutTouchingIt) {
+  Tensor dev = to(host_iota(16), device_memory(0));
+  DLManagedTensorVersioned* out = to_dlpack_versioned(dev);
+  EXPECT_EQ(out->dl_tensor.device.device_type, kDLExtDev);
+  EXPECT_EQ(out->dl_tensor.data, dev.data());
+  Imported back = from_dlpack(out);
+  EXPECT_FALSE(back.copied);
+  EXPECT_EQ(back.tensor.data(), dev.data());
+  int diff = 1;
+  check(ort().CompareMemoryInfo(back.tensor.memory_info(), device_memory(0), &diff));
+  EXPECT_EQ(diff, 0);
+  Tensor host = to(back.tensor, DLDevice{kDLCPU, 0});
+  EXPECT_EQ(static_cast<float*>(host.data())[15], 15.25f);
+  EXPECT_EQ(counters().copies, 2u) << "no hidden copies";
+}
+
+TEST_F(PluginDevice, CopyAlwaysOnDeviceGoesDeviceToDevice) {
+  Tensor dev = to(host_iota(8), device_memory(0));
+  DLManagedTensorVersioned* out = to_dlpack_versioned(dev);
+  Imported copied = from_dlpack(out, ImportOptions{CopyMode::kAlways});
+  EXPECT_TRUE(copied.copied);
+  EXPECT_NE(copied.tensor.data(), dev.data());
+  EXPECT_TRUE(vd.is_device_pointer(copied.tensor.data(), 32));
+  EXPECT_EQ(counters().bytes_d2d, 32u);
+}
+
+TEST_F(PluginDevice, StridedDeviceTensorCannotBeCopiedOnTheHost) {
+  Tensor dev = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4, 2}, device_memory(0));
+  DLManagedTensorVersioned* out = to_dlpack_versioned(dev);
+  std::swap(out->dl_tensor.strides[0], out->dl_tensor.strides[1]);  // a transposed view
+  std::swap(out->dl_tensor.shape[0], out->dl_tensor.shape[1]);
+  try {
+    from_dlpack(out, ImportOptions{CopyMode::kIfNeeded});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("kDLExtDev:0"), std::string::npos) << e.what();
+  }
+  out->deleter(out);
+}
+
+TEST_F(PluginDevice, BatchOf100TensorsIsOneTransferCall) {
+  std::vector<Tensor> host, dev;
+  for (int i = 0; i < 100; ++i) {
+    host.push_back(host_iota(4));
+    dev.push_back(allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, device_memory(0)));
+  }
+  vd.reset();
+  copy(host, dev);
+  OrtdlpackVdCounters c = counters();
+  EXPECT_EQ(c.copy_calls, 1u);
+  EXPECT_EQ(c.copies, 100u);
+  EXPECT_EQ(c.bytes_h2d, 1600u);
+  // Mixed destinations split into one call per (source memory, destination memory) pair.
+  std::vector<Tensor> mixed;
+  for (int i = 0; i < 100; ++i) mixed.push_back(allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, device_memory(i % 2)));
+  vd.reset();
+  copy(dev, mixed);
+  c = counters();
+  EXPECT_EQ(c.copy_calls, 2u);
+  EXPECT_EQ(c.bytes_d2d, 1600u);
+}
+
+TEST_F(PluginDevice, HostAccessibleMemoryIsExportedAsCpu) {
+  Tensor pinned = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, devices[0], OrtDeviceMemoryType_HOST_ACCESSIBLE);
+  EXPECT_EQ(pinned.device().device_type, kDLCPU);
+  static_cast<float*>(pinned.data())[0] = 1.0f;  // really host memory
+  EXPECT_EQ(counters().host_allocs, 1u);
+}
+
+TEST_F(PluginDevice, InjectedAllocationFailureIsAnErrorAndLeaksNothing) {
+  vd.fail_alloc_at(1);
+  try {
+    allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {64}, devices[0]);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kRuntime);
+    EXPECT_NE(std::string(e.what()).find("VirtualDevice:0"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(counters().live_allocs, baseline.live_allocs);
+}
+
+TEST_F(PluginDevice, InjectedCopyFailureIsAnErrorAndLeaksNothing) {
+  Tensor host = host_iota(8);
+  vd.fail_copy_at(1);
+  try {
+    to(host, device_memory(0));
+    FAIL();
+  } catch (const Error& e) {
+    const std::string message = e.what();
+    EXPECT_NE(message.find("Cpu:0"), std::string::npos) << message;
+    EXPECT_NE(message.find("VirtualDevice:0"), std::string::npos) << message;
+  }
+  EXPECT_EQ(counters().live_allocs, baseline.live_allocs) << "the half-made destination was released";
+  EXPECT_EQ(counters().failed_copies, 1u);
+}
+
+}  // namespace
+}  // namespace ortdlpack
