@@ -1,0 +1,387 @@
+// Tests of ortdlpack::Session: running an OrtSession on DLPack tensors through IoBinding. The models are built in
+// code with ORT's Model Editor API (no .onnx files, no protobuf).
+#include <atomic>
+#include <cstdint>
+#include <cstring>
+#include <functional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include <gtest/gtest.h>
+
+#include "ortdlpack/ortdlpack.h"
+
+namespace {
+
+using ortdlpack::Error;
+using ortdlpack::ErrorKind;
+using ortdlpack::Tensor;
+
+const OrtApi* g_api = nullptr;
+
+void Ok(OrtStatus* status) {
+  if (status == nullptr) return;
+  std::string message = g_api->GetErrorMessage(status);
+  g_api->ReleaseStatus(status);
+  FAIL() << message;
+}
+
+// --- DLPack tensors over test-owned buffers, with counted deleters ------------------------------------------------
+
+std::atomic<int> g_created{0};
+std::atomic<int> g_deleted{0};
+
+struct Producer {
+  DLManagedTensorVersioned managed{};
+  std::vector<int64_t> shape;
+};
+
+// A DLPack tensor over `data` (not owned: the test's buffer), whose deleter is counted.
+DLManagedTensorVersioned* Wrap(void* data, std::vector<int64_t> shape, DLDataType dtype = {kDLFloat, 32, 1},
+                               uint64_t flags = 0) {
+  auto* p = new Producer;
+  p->shape = std::move(shape);
+  p->managed.version = {DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+  p->managed.manager_ctx = p;
+  p->managed.flags = flags;
+  p->managed.deleter = [](DLManagedTensorVersioned* self) {
+    delete static_cast<Producer*>(self->manager_ctx);
+    g_deleted.fetch_add(1);
+  };
+  DLTensor& t = p->managed.dl_tensor;
+  t.data = data;
+  t.device = {kDLCPU, 0};
+  t.ndim = static_cast<int32_t>(p->shape.size());
+  t.dtype = dtype;
+  t.shape = p->shape.data();
+  t.strides = nullptr;
+  t.byte_offset = 0;
+  g_created.fetch_add(1);
+  return &p->managed;
+}
+
+Tensor Import(void* data, std::vector<int64_t> shape, DLDataType dtype = {kDLFloat, 32, 1}, uint64_t flags = 0) {
+  ortdlpack::Imported imported = ortdlpack::from_dlpack(Wrap(data, std::move(shape), dtype, flags));
+  EXPECT_FALSE(imported.copied);
+  return imported.tensor;
+}
+
+// --- models built with the Model Editor API ------------------------------------------------------------------------
+
+struct ModelBuilder {
+  const OrtModelEditorApi* ed = g_api->GetModelEditorApi();
+  OrtGraph* graph = nullptr;
+
+  ModelBuilder() { Ok(ed->CreateGraph(&graph)); }
+
+  OrtValueInfo* Value(const char* name, ONNXTensorElementDataType type, std::vector<int64_t> dims,
+                      std::vector<const char*> symbols = {}) {
+    OrtTensorTypeAndShapeInfo* tensor_info = nullptr;
+    Ok(g_api->CreateTensorTypeAndShapeInfo(&tensor_info));
+    Ok(g_api->SetTensorElementType(tensor_info, type));
+    Ok(g_api->SetDimensions(tensor_info, dims.data(), dims.size()));
+    if (!symbols.empty()) Ok(g_api->SetSymbolicDimensions(tensor_info, symbols.data(), symbols.size()));
+    OrtTypeInfo* type_info = nullptr;
+    Ok(ed->CreateTensorTypeInfo(tensor_info, &type_info));
+    OrtValueInfo* value_info = nullptr;
+    Ok(ed->CreateValueInfo(name, type_info, &value_info));
+    g_api->ReleaseTypeInfo(type_info);
+    g_api->ReleaseTensorTypeAndShapeInfo(tensor_info);
+    return value_info;
+  }
+
+  void Node(const char* op, std::vector<const char*> in, std::vector<const char*> out) {
+    OrtNode* node = nullptr;
+    Ok(ed->CreateNode(op, "", (std::string(op) + "_" + out[0]).c_str(), in.data(), in.size(), out.data(), out.size(),
+                      nullptr, 0, &node));
+    Ok(ed->AddNodeToGraph(graph, node));
+  }
+
+  void Initializer(const char* name, std::vector<int64_t> dims, const std::vector<float>& data) {
+    OrtAllocator* allocator = nullptr;
+    Ok(g_api->GetAllocatorWithDefaultOptions(&allocator));
+    OrtValue* value = nullptr;
+    Ok(g_api->CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &value));
+    void* p = nullptr;
+    Ok(g_api->GetTensorMutableData(value, &p));
+    std::memcpy(p, data.data(), data.size() * sizeof(float));
+    Ok(ed->AddInitializerToGraph(graph, name, value, false));
+  }
+
+  OrtSession* Build(std::vector<OrtValueInfo*> inputs, std::vector<OrtValueInfo*> outputs) {
+    Ok(ed->SetGraphInputs(graph, inputs.data(), inputs.size()));
+    Ok(ed->SetGraphOutputs(graph, outputs.data(), outputs.size()));
+    const char* domains[] = {""};
+    const int opsets[] = {18};
+    OrtModel* model = nullptr;
+    Ok(ed->CreateModel(domains, opsets, 1, &model));
+    Ok(ed->AddGraphToModel(model, graph));
+    OrtSessionOptions* options = nullptr;
+    Ok(g_api->CreateSessionOptions(&options));
+    Ok(g_api->SetIntraOpNumThreads(options, 1));
+    OrtSession* session = nullptr;
+    Ok(ed->CreateSessionFromModel(ortdlpack::env(), model, options, &session));
+    g_api->ReleaseSessionOptions(options);
+    g_api->ReleaseModel(model);
+    return session;
+  }
+};
+
+constexpr ONNXTensorElementDataType kF32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+
+// z = x + y on float[1,100].
+OrtSession* AddModel() {
+  ModelBuilder b;
+  b.Node("Add", {"x", "y"}, {"z"});
+  return b.Build({b.Value("x", kF32, {1, 100}), b.Value("y", kF32, {1, 100})}, {b.Value("z", kF32, {1, 100})});
+}
+
+// y = x @ W + B on x: float[N,4] -> float[N,3], plus a second output s = x + x (float[N,4]).
+constexpr float W(int i, int j) { return static_cast<float>(i * 3 + j) * 0.5f - 2.0f; }
+constexpr float B(int j) { return static_cast<float>(j) - 1.0f; }
+OrtSession* MatMulAddModel() {
+  ModelBuilder b;
+  std::vector<float> w, bias;
+  for (int i = 0; i < 4; ++i)
+    for (int j = 0; j < 3; ++j) w.push_back(W(i, j));
+  for (int j = 0; j < 3; ++j) bias.push_back(B(j));
+  b.Initializer("W", {4, 3}, w);
+  b.Initializer("B", {3}, bias);
+  b.Node("MatMul", {"x", "W"}, {"xw"});
+  b.Node("Add", {"xw", "B"}, {"y"});
+  b.Node("Add", {"x", "x"}, {"s"});
+  return b.Build({b.Value("x", kF32, {-1, 4}, {"N", ""})},
+                 {b.Value("y", kF32, {-1, 3}, {"N", ""}), b.Value("s", kF32, {-1, 4}, {"N", ""})});
+}
+
+struct SessionDeleter {
+  void operator()(OrtSession* s) const { g_api->ReleaseSession(s); }
+};
+using SessionPtr = std::unique_ptr<OrtSession, SessionDeleter>;
+
+class SessionTest : public ::testing::Test {
+ protected:
+  void SetUp() override {
+    g_created = 0;
+    g_deleted = 0;
+    add_.reset(AddModel());
+    mm_.reset(MatMulAddModel());
+    for (int i = 0; i < 100; ++i) {
+      x_[i] = static_cast<float>(i);
+      y_[i] = static_cast<float>(1000 - 2 * i);
+    }
+  }
+  void TearDown() override { EXPECT_EQ(g_created.load(), g_deleted.load()) << "unbalanced DLPack deleters"; }
+
+  SessionPtr add_, mm_;
+  float x_[100]{}, y_[100]{};
+};
+
+template <class F>
+void ExpectInvalid(F&& f, const std::vector<std::string>& fragments) {
+  try {
+    f();
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+    for (const std::string& s : fragments) EXPECT_NE(std::string(e.what()).find(s), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SessionTest, InfoIsCachedFromTheModel) {
+  ortdlpack::Session s(mm_.get());
+  ASSERT_EQ(s.info().inputs().size(), 1u);
+  ASSERT_EQ(s.info().outputs().size(), 2u);
+  EXPECT_EQ(s.info().inputs()[0].name, "x");
+  EXPECT_EQ(s.info().inputs()[0].describe(), "float32[N,4]");
+  EXPECT_EQ(s.info().outputs()[1].name, "s");
+  EXPECT_EQ(s.info().output_index("y"), 0);
+  EXPECT_EQ(s.info().input_index("nope"), -1);
+  ASSERT_NE(s.info().outputs()[0].memory, nullptr);
+  EXPECT_EQ(ortdlpack::to_dlpack_device(s.info().outputs()[0].memory).device_type, kDLCPU);
+}
+
+TEST_F(SessionTest, ImportedInputsExportedOutput) {
+  ortdlpack::Session s(add_.get());
+  DLManagedTensorVersioned* exported = nullptr;
+  {
+    Tensor x = Import(x_, {1, 100});
+    Tensor y = Import(y_, {1, 100});
+    std::vector<Tensor> out = s.run({{"x", x}, {"y", y}});
+    ASSERT_EQ(out.size(), 1u);
+    EXPECT_EQ(out[0].shape(), (std::vector<int64_t>{1, 100}));
+    // The inputs were read where they are and ORT holds no reference after run(): only ours.
+    EXPECT_EQ(x.use_count(), 1);
+    EXPECT_EQ(x.data(), static_cast<void*>(x_));
+    EXPECT_EQ(g_deleted.load(), 0);
+    exported = ortdlpack::to_dlpack_versioned(out[0]);
+  }
+  EXPECT_EQ(g_deleted.load(), 2);  // both inputs handed back once the caller dropped them
+  // The output lives on in the exported tensor alone, after the Tensors and before/after the Session.
+  const auto* z = static_cast<const float*>(exported->dl_tensor.data);
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(z[i], x_[i] + y_[i]);
+  EXPECT_EQ(exported->dl_tensor.ndim, 2);
+  exported->deleter(exported);
+}
+
+TEST_F(SessionTest, OutputOutlivesSessionAndOrtSession) {
+  Tensor out;
+  {
+    ortdlpack::Session s(add_.get());
+    out = s.run({{"x", Import(x_, {1, 100})}, {"y", Import(y_, {1, 100})}})[0];
+  }
+  add_.reset();  // the OrtSession is gone too
+  const auto* z = static_cast<const float*>(out.data());
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(z[i], x_[i] + y_[i]);
+}
+
+TEST_F(SessionTest, PreallocatedOutputLandsInCallerBuffer) {
+  ortdlpack::Session s(add_.get());
+  std::vector<float> dst(100, -1.0f);
+  ortdlpack::RunOptions options;
+  options.destinations = {{"z", Import(dst.data(), {1, 100})}};
+  std::vector<Tensor> out = s.run({{"x", Import(x_, {1, 100})}, {"y", Import(y_, {1, 100})}}, {"z"}, options);
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(out[0].data(), static_cast<void*>(dst.data()));
+  EXPECT_EQ(out[0].ort_value(), options.destinations[0].second.ort_value());  // the caller's own Tensor
+  for (int i = 0; i < 100; ++i) ASSERT_EQ(dst[i], x_[i] + y_[i]);
+  EXPECT_EQ(g_deleted.load(), 2);  // the two temporary feeds
+}
+
+TEST_F(SessionTest, DynamicBatchOutputSubsetAndMixedDestinations) {
+  ortdlpack::Session s(mm_.get());
+  for (int64_t n : {1, 5}) {
+    std::vector<float> x(static_cast<size_t>(n) * 4);
+    for (size_t i = 0; i < x.size(); ++i) x[i] = static_cast<float>(i % 7) - 3.0f;
+    // Only y, allocated by the session.
+    std::vector<Tensor> out = s.run({{"x", Import(x.data(), {n, 4})}}, {"y"});
+    ASSERT_EQ(out.size(), 1u);
+    ASSERT_EQ(out[0].shape(), (std::vector<int64_t>{n, 3}));
+    const auto* y = static_cast<const float*>(out[0].data());
+    for (int64_t r = 0; r < n; ++r) {
+      for (int j = 0; j < 3; ++j) {
+        float expected = B(j);
+        for (int i = 0; i < 4; ++i) expected += x[static_cast<size_t>(r * 4 + i)] * W(i, j);
+        ASSERT_FLOAT_EQ(y[r * 3 + j], expected);
+      }
+    }
+    // Both, in reversed order; s into a caller buffer, y on the session's choice of memory.
+    std::vector<float> sbuf(x.size());
+    ortdlpack::RunOptions options;
+    options.destinations = {{"s", Import(sbuf.data(), {n, 4})}};
+    options.output_device = DLDevice{kDLCPU, 0};
+    out = s.run({{"x", Import(x.data(), {n, 4})}}, {"s", "y"}, options);
+    ASSERT_EQ(out.size(), 2u);
+    EXPECT_EQ(out[0].data(), static_cast<void*>(sbuf.data()));
+    EXPECT_EQ(out[1].shape(), (std::vector<int64_t>{n, 3}));
+    for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(sbuf[i], 2 * x[i]);
+  }
+}
+
+TEST_F(SessionTest, FreeFunctionRun) {
+  std::vector<Tensor> out = ortdlpack::run(add_.get(), {{"y", Import(y_, {1, 100})}, {"x", Import(x_, {1, 100})}});
+  ASSERT_EQ(out.size(), 1u);
+  EXPECT_EQ(static_cast<const float*>(out[0].data())[3], x_[3] + y_[3]);
+}
+
+TEST_F(SessionTest, ValidationErrorsNameTheInputOrOutput) {
+  ortdlpack::Session s(add_.get());
+  Tensor x = Import(x_, {1, 100});
+  Tensor y = Import(y_, {1, 100});
+  ExpectInvalid([&] { s.run({{"x", x}, {"w", y}}); }, {"unknown input 'w'", "'x', 'y'"});
+  ExpectInvalid([&] { s.run({{"x", x}}); }, {"missing input 'y'", "float32[1,100]"});
+  ExpectInvalid([&] { s.run({{"x", x}, {"x", x}, {"y", y}}); }, {"'x' is fed twice"});
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", Tensor()}}); }, {"'y' is an empty Tensor"});
+  double d[100] = {};
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", Import(d, {1, 100}, {kDLFloat, 64, 1})}}); },
+                {"input 'y'", "element type", "float32[1,100]", "float64[1,100]"});
+  ExpectInvalid([&] { s.run({{"x", Import(x_, {100})}, {"y", y}}); }, {"input 'x'", "rank", "float32[100]"});
+  ExpectInvalid([&] { s.run({{"x", Import(x_, {1, 99})}, {"y", y}}); }, {"input 'x'", "dimension 1", "float32[1,99]"});
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {"q"}); }, {"unknown output 'q'", "'z'"});
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {"z", "z"}); }, {"'z' is requested twice"});
+
+  float buf[200] = {};
+  ortdlpack::RunOptions options;
+  options.destinations = {{"z", Import(buf, {2, 100})}};
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); }, {"destination 'z'", "dimension 0", "float32[2,100]"});
+  options.destinations = {{"z", Import(buf, {1, 100}, {kDLInt, 32, 1})}};
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); }, {"destination 'z'", "element type", "int32"});
+  options.destinations = {{"z", Import(buf, {1, 100}, {kDLFloat, 32, 1}, DLPACK_FLAG_BITMASK_READ_ONLY)}};
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); }, {"destination 'z' is read-only"});
+  options.destinations = {{"zz", Import(buf, {1, 100})}};
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); }, {"unknown output 'zz'"});
+  options.output_memory = ortdlpack::memory_info(DLDevice{kDLCPU, 0});
+  options.output_device = DLDevice{kDLCPU, 0};
+  options.destinations.clear();
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); }, {"not both"});
+
+  ortdlpack::Session m(mm_.get());
+  ortdlpack::RunOptions only_s;
+  only_s.destinations = {{"s", Import(buf, {1, 4})}};
+  ExpectInvalid([&] { m.run({{"x", Import(x_, {1, 4})}}, {"y"}, only_s); }, {"output 's', which is not requested"});
+
+  // Nothing ran, nothing leaked: every binding was cleared, so the inputs are ours alone.
+  EXPECT_EQ(x.use_count(), 1);
+  EXPECT_EQ(y.use_count(), 1);
+}
+
+TEST_F(SessionTest, DynamicDimensionMismatchIsReportedByTheRun) {
+  ortdlpack::Session s(mm_.get());
+  float buf[12] = {};
+  ortdlpack::RunOptions options;
+  options.destinations = {{"y", Import(buf, {3, 3})}};  // N = 3, but x has N = 2
+  try {
+    s.run({{"x", Import(x_, {2, 4})}}, {"y"}, options);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kRuntime) << e.what();
+    EXPECT_NE(std::string(e.what()).find("run: the session failed"), std::string::npos) << e.what();
+  }
+}
+
+TEST_F(SessionTest, TenThousandRunsBalanceEveryDeleter) {
+  ortdlpack::Session s(add_.get());
+  std::vector<float> dst(100);
+  float checksum = 0;
+  for (int i = 0; i < 10000; ++i) {
+    ortdlpack::RunOptions options;
+    if (i % 2) options.destinations = {{"z", Import(dst.data(), {1, 100})}};
+    std::vector<Tensor> out = s.run({{"x", Import(x_, {1, 100})}, {"y", Import(y_, {1, 100})}}, {}, options);
+    DLManagedTensorVersioned* e = ortdlpack::to_dlpack_versioned(out[0]);
+    checksum += static_cast<const float*>(e->dl_tensor.data)[i % 100];
+    out.clear();
+    e->deleter(e);
+  }
+  EXPECT_GT(checksum, 0.0f);
+  EXPECT_EQ(g_created.load(), 25000);
+  EXPECT_EQ(g_deleted.load(), 25000);
+}
+
+TEST_F(SessionTest, ConcurrentRunsShareOneSession) {
+  ortdlpack::Session s(add_.get());
+  std::atomic<int> failures{0};
+  auto worker = [&] {
+    for (int i = 0; i < 300; ++i) {
+      std::vector<Tensor> out = s.run({{"x", Import(x_, {1, 100})}, {"y", Import(y_, {1, 100})}});
+      if (static_cast<const float*>(out[0].data())[7] != x_[7] + y_[7]) failures.fetch_add(1);
+    }
+  };
+  std::thread a(worker), b(worker);
+  a.join();
+  b.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+// Tests link GTest::gtest_main: ORT is handed to the core by a global environment.
+class InitEnvironment : public ::testing::Environment {
+ public:
+  void SetUp() override {
+    ortdlpack::init(OrtGetApiBase());
+    g_api = &ortdlpack::ort();
+  }
+};
+const ::testing::Environment* const g_init = ::testing::AddGlobalTestEnvironment(new InitEnvironment);
+
+}  // namespace
+
