@@ -7,6 +7,7 @@
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
+#include "ortdlpack/transfer.h"
 #include "tensor_meta.h"
 
 namespace ortdlpack {
@@ -262,7 +263,20 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
   } lease{*this, acquire()};
   OrtIoBinding* binding = lease.binding.get();
 
-  for (const auto& [name, tensor] : feeds) check_ctx(api.BindInput(binding, name.c_str(), tensor.ort_value()), "binding input", name);
+  // A host session cannot read device memory, and ORT does not copy such a feed itself: it hands the device pointer
+  // to a CPU kernel (seen with ORT 1.29 and a plugin EP's memory). Such feeds are staged to the host through the
+  // env's data transfer; every other feed is bound where it is.
+  std::vector<Tensor> staged;
+  for (const auto& [name, tensor] : feeds) {
+    const IoInfo& io = inputs[static_cast<size_t>(info_.input_index(name))];
+    const Tensor* bound = &tensor;
+    if ((io.memory == nullptr || host_accessible(io.memory)) && !host_accessible(tensor.memory_info())) {
+      if (cpu == nullptr) cpu = ortdlpack::memory_info(DLDevice{kDLCPU, 0});
+      staged.push_back(to(tensor, cpu));
+      bound = &staged.back();
+    }
+    check_ctx(api.BindInput(binding, name.c_str(), bound->ort_value()), "binding input", name);
+  }
   bool any_allocated = false;
   for (size_t k = 0; k < out_index.size(); ++k) {
     const IoInfo& io = outputs[out_index[k]];

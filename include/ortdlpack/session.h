@@ -4,8 +4,9 @@
 //   std::vector<ortdlpack::Tensor> out = s.run({{"x", from_dlpack(x).tensor}});   // all outputs, model order
 //   DLManagedTensorVersioned* y = ortdlpack::to_dlpack_versioned(out[0]);
 //
-// Inputs are bound where they are: ORT reads the caller's memory when the session can (host memory for the CPU EP);
-// ORT itself copies an input across devices only when the session's EP cannot read it there. Outputs are either
+// Inputs are bound where they are when the session can read them there (host memory for the CPU EP; ORT copies
+// host feeds to a device EP itself). A feed in device memory for an input the session reads from the host is copied
+// to the host first through the env's data transfer: ORT would hand the device pointer to a CPU kernel. Outputs are either
 // allocated by the session (on the memory its EP produces them on, or on RunOptions::output_memory) or written into
 // caller-preallocated destinations (RunOptions::destinations), in which case the returned Tensor is that
 // destination: same OrtValue, same data pointer.

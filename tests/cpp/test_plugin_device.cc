@@ -204,5 +204,21 @@ TEST_F(PluginDevice, InjectedCopyFailureIsAnErrorAndLeaksNothing) {
   EXPECT_EQ(counters().failed_copies, 1u);
 }
 
+TEST_F(PluginDevice, CpuSessionRunsOnAFeedInDeviceMemory) {
+  // ORT itself would hand the device pointer to the CPU kernel; ortdlpack::Session stages it through the transfer.
+  OrtSession* ort_session = test::make_add_session(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {8});
+  {
+    Session session(ort_session);
+    Tensor x = to(host_iota(8), device_memory(0));
+    vd.reset();
+    std::vector<Tensor> y = session.run({{"X", x}});
+    ASSERT_EQ(y.size(), 1u);
+    EXPECT_EQ(y[0].device().device_type, kDLCPU);
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(static_cast<float*>(y[0].data())[i], 2 * (static_cast<float>(i) + 0.25f));
+    EXPECT_EQ(counters().bytes_d2h, 32u) << "one staging copy, nothing else";
+  }
+  ort().ReleaseSession(ort_session);
+}
+
 }  // namespace
 }  // namespace ortdlpack
