@@ -54,8 +54,8 @@ void register_device(const DeviceMapping& mapping);
 // Removes a mapping added by register_device(); returns whether one was removed.
 bool unregister_device(OrtMemoryInfoDeviceType device_type, uint32_t vendor_id, OrtDeviceMemoryType memory_type);
 
-// Registers every device of `env`'s EP devices whose EP advertises kEpMetadataDlpackDeviceType, for both its
-// DEFAULT and HOST_ACCESSIBLE memory. Returns how many mappings were added.
+// Registers the DEFAULT memory of every EP device in `env` whose EP advertises kEpMetadataDlpackDeviceType
+// (HOST_ACCESSIBLE memory needs no mapping: it is host memory, kDLCPU). Returns how many mappings were added.
 int register_ep_devices(OrtEnv* env);
 
 // "VirtualDevice:1 (NPU, vendor 0xD1A9, DEFAULT memory)": how error messages name ORT memory.

@@ -5,6 +5,7 @@
 
 #include "allocator.h"
 #include "data_transfer.h"
+#include "ep.h"
 #include "stream.h"
 
 namespace ortdlpack::vd {
@@ -136,17 +137,32 @@ OrtStatus* ORT_API_CALL VdFactory::GetSupportedDevicesImpl(OrtEpFactory* self, c
   return nullptr;
 }
 
-OrtStatus* ORT_API_CALL VdFactory::CreateEpImpl(OrtEpFactory* self, const OrtHardwareDevice* const*,
-                                                const OrtKeyValuePairs* const*, size_t, const OrtSessionOptions*,
-                                                const OrtLogger*, OrtEp** ep) noexcept {
+// A session selected one (or more) of our OrtEpDevices. The EP claims no node (ep.h); its identity device is the
+// DEFAULT memory of the first selected virtual device.
+OrtStatus* ORT_API_CALL VdFactory::CreateEpImpl(OrtEpFactory* self, const OrtHardwareDevice* const* devices,
+                                                const OrtKeyValuePairs* const*, size_t num_devices,
+                                                const OrtSessionOptions*, const OrtLogger*, OrtEp** ep) noexcept {
+  auto* f = static_cast<VdFactory*>(self);
   *ep = nullptr;
-  return static_cast<VdFactory*>(self)->api_.CreateStatus(
-      ORT_NOT_IMPLEMENTED,
-      "VirtualDeviceEP runs no nodes: it only provides virtual-device memory (allocators + data transfer). "
-      "Do not add it to a session; feed device tensors to a session of another EP instead.");
+  uint32_t id = kNumDevices;
+  for (uint32_t i = 0; i < kNumDevices && num_devices > 0; ++i) {
+    if (devices[0] == f->hw_[i]) id = i;
+  }
+  if (id == kNumDevices) {
+    return f->api_.CreateStatus(ORT_INVALID_ARGUMENT,
+                                "ortdlpack virtual device: CreateEp was given no device of this factory");
+  }
+  auto* e = new (std::nothrow) VdEp(f->api_, f->ep_api_, id);
+  if (e == nullptr) return f->api_.CreateStatus(ORT_FAIL, "ortdlpack virtual device: out of memory");
+  if (OrtStatus* st = e->Init()) {
+    delete e;
+    return st;
+  }
+  *ep = e;
+  return nullptr;
 }
 
-void ORT_API_CALL VdFactory::ReleaseEpImpl(OrtEpFactory*, OrtEp*) noexcept {}  // CreateEp never succeeds
+void ORT_API_CALL VdFactory::ReleaseEpImpl(OrtEpFactory*, OrtEp* ep) noexcept { delete static_cast<VdEp*>(ep); }
 
 OrtStatus* ORT_API_CALL VdFactory::CreateAllocatorImpl(OrtEpFactory* self, const OrtMemoryInfo* memory_info,
                                                        const OrtKeyValuePairs*, OrtAllocator** allocator) noexcept {

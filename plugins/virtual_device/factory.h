@@ -1,6 +1,6 @@
 // OrtEpFactory of the virtual device EP: two virtual NPU devices (ids 0 and 1) that ORT itself cannot discover,
-// each with a DEFAULT (guarded) and a HOST_ACCESSIBLE memory, allocators and a data transfer. It creates no
-// working OrtEp: CreateEp returns ORT_NOT_IMPLEMENTED, the EP exists to provide memory, not to run nodes.
+// each with a DEFAULT (guarded) and a HOST_ACCESSIBLE memory, allocators and a data transfer. CreateEp makes a
+// VdEp (ep.h) that a session can select but that claims no node: the EP exists to provide memory, not to run nodes.
 #pragma once
 
 #include <array>

@@ -23,6 +23,7 @@ import sys
 import weakref
 from collections.abc import Mapping, Sequence
 
+import numpy as _np
 import onnxruntime as _ort
 
 __all__ = ["run"]
@@ -44,7 +45,23 @@ _TYPE_NAMES = {
     "tensor(bool)": "bool",
     "tensor(complex64)": "complex64",
     "tensor(complex128)": "complex128",
+    "tensor(float8e4m3fn)": "float8_e4m3fn",
+    "tensor(float8e4m3fnuz)": "float8_e4m3fnuz",
+    "tensor(float8e5m2)": "float8_e5m2",
+    "tensor(float8e5m2fnuz)": "float8_e5m2fnuz",
+    "tensor(int4)": "int4",
+    "tensor(uint4)": "uint4",
+    "tensor(float4e2m1)": "float4_e2m1fn",
 }
+# ortdlpack.Tensor.dtype -> the ONNX type string the model declares.
+_ONNX_TYPES = {name: onnx for onnx, name in _TYPE_NAMES.items()}
+
+# Element types onnxruntime's session.run takes as numpy arrays and reads in place (no copy on CPU).
+_NUMPY_FEEDABLE = frozenset(
+    ["float32", "float64", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
+)
+_KDLCPU = 1
+_HOST_DEVICE_TYPES = frozenset([1, 3, 11])  # kDLCPU, kDLCUDAHost, kDLROCMHost
 
 # DLPack device type -> the device names onnxruntime's IOBinding takes.
 _ORT_DEVICE_NAMES = {1: "cpu", 2: "cuda", 3: "cpu", 10: "cuda", 11: "cpu"}
@@ -60,7 +77,7 @@ def _type_name(onnx_type: str) -> str:
 
 
 class _Io:
-    __slots__ = ("name", "type", "dims", "is_tensor")
+    __slots__ = ("name", "type", "dims", "is_tensor", "rank", "fixed")
 
     def __init__(self, arg):
         self.name = arg.name
@@ -69,31 +86,39 @@ class _Io:
         shape = arg.shape
         # A fixed dimension is an int; symbolic / unknown ones are kept as their name (or None) for messages.
         self.dims = tuple(shape) if isinstance(shape, (list, tuple)) else None
+        # What check() compares on every run: the rank (None: any shape) and the fixed dimensions as (index, size).
+        self.rank = None if self.dims is None else len(self.dims)
+        self.fixed = () if self.dims is None else tuple(
+            (i, d) for i, d in enumerate(self.dims) if type(d) is int and d >= 0
+        )
 
     def describe(self) -> str:
         if self.dims is None:
             return f"{_type_name(self.type)}[any shape]"
         return _type_name(self.type) + "[" + ",".join("?" if d is None else str(d) for d in self.dims) + "]"
 
-    def check(self, value, role: str) -> None:
-        """Checks an onnxruntime.OrtValue against the declaration; raises TypeError/ValueError naming the I/O."""
+    def check_value(self, value, role: str) -> None:
+        """Checks an onnxruntime.OrtValue against the declaration."""
         if not value.is_tensor():
             raise TypeError(f"{role} {self.name!r}: only tensors can be bound, got a non-tensor OrtValue")
-        vtype = value.data_type()
-        shape = value.shape()
-        got = f"{_type_name(vtype)}[{','.join(map(str, shape))}]"
+        self.check(value.data_type(), value.shape(), role)
+
+    def check(self, vtype: str, shape, role: str) -> None:
+        """Checks an element type (ONNX type string) and shape against the declaration; raises TypeError/ValueError
+        naming the input or output."""
         if vtype != self.type:
-            raise TypeError(f"{role} {self.name!r}: element type mismatch: the model expects {self.describe()}, got {got}")
-        dims = self.dims
-        if dims is None:
+            self._fail(TypeError, "element type mismatch", vtype, shape, role)
+        if self.rank is None:
             return
-        if len(shape) != len(dims):
-            raise ValueError(f"{role} {self.name!r}: rank mismatch: the model expects {self.describe()}, got {got}")
-        for i, (d, n) in enumerate(zip(dims, shape)):
-            if type(d) is int and d >= 0 and d != n:
-                raise ValueError(
-                    f"{role} {self.name!r}: dimension {i} mismatch: the model expects {self.describe()}, got {got}"
-                )
+        if len(shape) != self.rank:
+            self._fail(ValueError, "rank mismatch", vtype, shape, role)
+        for i, d in self.fixed:
+            if shape[i] != d:
+                self._fail(ValueError, f"dimension {i} mismatch", vtype, shape, role)
+
+    def _fail(self, kind, what: str, vtype: str, shape, role: str):
+        got = f"{_type_name(vtype)}[{','.join(map(str, shape))}]"
+        raise kind(f"{role} {self.name!r}: {what}: the model expects {self.describe()}, got {got}")
 
 
 class _SessionInfo:
@@ -113,6 +138,17 @@ class _SessionInfo:
             infos = None
         for i, name in enumerate(self.output_names):
             self.output_devices[name] = _device_of_memory_info(infos[i]) if infos else ("cpu", 0)
+        self.host_outputs = all(d == ("cpu", 0) for d in self.output_devices.values())
+        # Inputs the session reads from host memory: a feed in device memory is staged to the host for those (ORT
+        # would hand the device pointer to a CPU kernel).
+        try:
+            in_infos = session.get_input_memory_infos()
+        except Exception:
+            in_infos = None
+        self.host_inputs = {
+            a: (_device_of_memory_info(in_infos[i]) if in_infos else ("cpu", 0)) == ("cpu", 0)
+            for i, a in enumerate(self.inputs)
+        }
         self.idle = []  # IOBindings, cleared; list.pop/append are atomic under the GIL
 
 
@@ -200,20 +236,39 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
     if not isinstance(feeds, Mapping):
         raise TypeError(f"feeds must be a mapping of input names to tensors, got {type(feeds).__name__}")
 
-    # --- inputs
+    # --- inputs: every model input once, as an ortdlpack.Tensor (zero-copy import) or an OrtValue given as is.
     model_inputs = info.inputs
-    values = {}
-    owners = []  # whatever owns the memory of each bound value stays referenced until ORT is done
+    pkg = _pkg()
+    Tensor = pkg.Tensor
+    tensors = {}
+    numpy_feedable = True  # every feed a host ortdlpack.Tensor of a type numpy has (see the fast path below)
     for name, x in feeds.items():
         io = model_inputs.get(name)
         if io is None:
             raise ValueError(f"unknown input {name!r} (the model's inputs are {info.input_list})")
-        value, owner = _as_ortvalue(x, "input", name, None)
-        io.check(value, "input")
-        values[name] = value
-        owners.append(owner)
-    if len(values) != len(model_inputs):
-        missing = [f"{n!r} ({io.describe()})" for n, io in model_inputs.items() if n not in values]
+        if type(x) is not Tensor:
+            if isinstance(x, _ort.OrtValue):
+                io.check_value(x, "input")
+                tensors[name] = x
+                numpy_feedable = False
+                continue
+            if not hasattr(x, "__dlpack__") and not isinstance(x, Tensor):
+                raise TypeError(f"input {name!r}: expected a DLPack producer, onnxruntime.OrtValue or "
+                                f"ortdlpack.Tensor, got {type(x).__name__}")
+            try:
+                x = pkg.from_dlpack(x)
+            except Exception as e:
+                _reraise(e, f"input {name!r}")
+        dtype = x.dtype
+        io.check(_ONNX_TYPES.get(dtype, dtype), x.shape, "input")
+        device_type = x.__dlpack_device__()[0]
+        if device_type not in _HOST_DEVICE_TYPES and info.host_inputs[name]:
+            x = x.to("cpu")  # the one copy: the session cannot read this device's memory
+            device_type = _KDLCPU
+        numpy_feedable = numpy_feedable and device_type == _KDLCPU and dtype in _NUMPY_FEEDABLE
+        tensors[name] = x
+    if len(tensors) != len(model_inputs):
+        missing = [f"{n!r} ({io.describe()})" for n, io in model_inputs.items() if n not in tensors]
         raise ValueError("missing input " + ", ".join(missing))
 
     # --- outputs
@@ -244,9 +299,18 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
             value, tensor = _as_ortvalue(dest, "output destination", name, False)
             if getattr(tensor, "read_only", False):
                 raise ValueError(f"output destination {name!r} is read-only: ORT would write into it")
-            io.check(value, "output destination")
+            io.check_value(value, "output destination")
             destinations[name] = (value, tensor)
     out_device = _ort_device(device)
+
+    # --- host session, host tensors numpy can describe: session.run itself, the cheapest call onnxruntime's Python
+    # has. It reads numpy inputs in place and hands its output buffers to numpy, so no byte is copied either way.
+    if numpy_feedable and not destinations and info.host_outputs and out_device in (None, ("cpu", 0)):
+        arrays = {name: _np.from_dlpack(t) for name, t in tensors.items()}
+        from_dlpack = pkg.from_dlpack
+        return [from_dlpack(a) for a in session.run(names, arrays, run_options)]
+
+    values = {name: (t if isinstance(t, _ort.OrtValue) else t.ortvalue) for name, t in tensors.items()}
 
     # --- run through IOBinding (measured cheaper than run_with_ort_values, whose wrapper costs ~60 us a call in
     # onnxruntime 1.32; see docs/session.md). Bindings are reused: one per concurrent caller, kept cleared.

@@ -587,12 +587,144 @@ OrtStatus* RunAdd(OrtSession* session, const OrtValue* a, const OrtValue* b, Val
   return st;
 }
 
-// The EP runs no nodes: a session that selects it fails at creation with CreateEp's ORT_NOT_IMPLEMENTED message.
-TEST_F(VirtualDevice, SessionWithTheEpIsRefusedClearly) {
+// The EP claims no node, so a session that selects it runs every node on the CPU EP. Having a non-CPU EP in the
+// session makes ORT check feed locations: a feed on the virtual device is copied to CPU through the EP's data
+// transfer (exactly one device->host copy of its bytes), and the result is right. A feed on the *other* virtual
+// device (not the one the session selected) is copied the same way.
+TEST_F(VirtualDevice, SessionWithTheEpCopiesDeviceFeeds) {
   std::string err;
-  Session s(CreateAddSession(g_dev[0], &err));
-  EXPECT_EQ(s, nullptr);
-  EXPECT_NE(err.find("VirtualDeviceEP runs no nodes"), std::string::npos) << err;
+  Session session(CreateAddSession(g_dev[1], &err));
+  ASSERT_NE(session, nullptr) << err;
+  for (int feed_device : {1, 0}) {
+    SCOPED_TRACE(feed_device);
+    Value a_cpu = NewTensor(CpuAllocator(), {8});
+    Value b = NewTensor(CpuAllocator(), {8});
+    for (int i = 0; i < 8; ++i) {
+      FloatData(a_cpu.get())[i] = static_cast<float>(i + feed_device);
+      FloatData(b.get())[i] = 100.0f;
+    }
+    Value a_dev = NewTensor(SharedAllocator(DeviceInfo(feed_device)), {8});
+    ASSERT_ORT(Copy(a_cpu.get(), a_dev.get()));
+    const OrtdlpackVdCounters before = Counters();
+    Value c;
+    ASSERT_ORT(RunAdd(session.get(), a_dev.get(), b.get(), &c));
+    const OrtdlpackVdCounters after = Counters();
+    EXPECT_EQ(after.bytes_d2h - before.bytes_d2h, 8 * sizeof(float));
+    EXPECT_EQ(after.copies - before.copies, 1u);
+    EXPECT_EQ(after.bytes_h2d - before.bytes_h2d, 0u);
+    EXPECT_EQ(after.bytes_d2d - before.bytes_d2d, 0u);
+    EXPECT_EQ(after.allocs - before.allocs, 0u);  // the CPU copy of the feed is CPU memory
+    const OrtMemoryInfo* out_info = nullptr;
+    ASSERT_ORT(g_api->GetTensorMemoryInfo(c.get(), &out_info));
+    OrtMemoryInfoDeviceType type{};
+    g_api->MemoryInfoGetDeviceType(out_info, &type);
+    EXPECT_EQ(type, OrtMemoryInfoDeviceType_CPU);  // outputs of plain Run stay where the CPU kernel wrote them
+    for (int i = 0; i < 8; ++i) EXPECT_EQ(FloatData(c.get())[i], 100.0f + static_cast<float>(i + feed_device));
+  }
+}
+
+struct IoBindingDeleter {
+  void operator()(OrtIoBinding* b) const { g_api->ReleaseIoBinding(b); }
+};
+using IoBinding = std::unique_ptr<OrtIoBinding, IoBindingDeleter>;
+
+// Runs Add with IoBinding: A and B bound as given, C bound to `out_info` (BindOutputToDevice). Returns C.
+std::string RunAddBound(OrtSession* session, const OrtValue* a, const OrtValue* b, const OrtMemoryInfo* out_info,
+                        Value* c) {
+  OrtIoBinding* raw = nullptr;
+  if (std::string e = Err(g_api->CreateIoBinding(session, &raw)); !e.empty()) return e;
+  IoBinding binding(raw);
+  std::string e = Err(g_api->BindInput(binding.get(), "A", a));
+  if (e.empty()) e = Err(g_api->BindInput(binding.get(), "B", b));
+  if (e.empty()) e = Err(g_api->BindOutputToDevice(binding.get(), "C", out_info));
+  if (e.empty()) e = Err(g_api->RunWithBinding(session, nullptr, binding.get()));
+  if (!e.empty()) return e;
+  OrtValue** outs = nullptr;
+  size_t n = 0;
+  if (e = Err(g_api->GetBoundOutputValues(binding.get(), CpuAllocator(), &outs, &n)); !e.empty()) return e;
+  if (n != 1) e = "expected one bound output, got " + std::to_string(n);
+  for (size_t i = 0; i < n; ++i) {
+    if (i == 0) {
+      c->reset(outs[i]);
+    } else {
+      g_api->ReleaseValue(outs[i]);
+    }
+  }
+  if (outs != nullptr) {
+    EXPECT_ORT(g_api->AllocatorFree(CpuAllocator(), outs));
+  }
+  return e;
+}
+
+// An output bound to the virtual device (IoBinding BindOutputToDevice with the device's DEFAULT memory info): ORT
+// allocates it with the EP's shared allocator and copies the CPU kernel's result host->device through the EP's data
+// transfer. The feed on the device is copied device->host as in the test above.
+TEST_F(VirtualDevice, SessionWithTheEpCopiesOutputsBoundToTheDevice) {
+  std::string err;
+  Session session(CreateAddSession(g_dev[1], &err));
+  ASSERT_NE(session, nullptr) << err;
+  Value a_dev, b, c;
+  MakeAddInputs(&a_dev, &b);
+  const OrtdlpackVdCounters before = Counters();
+  ASSERT_EQ(RunAddBound(session.get(), a_dev.get(), b.get(), DeviceInfo(1), &c), "");
+  const OrtdlpackVdCounters after = Counters();
+  EXPECT_EQ(after.bytes_d2h - before.bytes_d2h, 8 * sizeof(float));
+  EXPECT_EQ(after.bytes_h2d - before.bytes_h2d, 8 * sizeof(float));
+  EXPECT_EQ(after.copies - before.copies, 2u);
+  EXPECT_EQ(after.allocs - before.allocs, 1u);  // the device output
+  const OrtMemoryInfo* out_info = nullptr;
+  ASSERT_ORT(g_api->GetTensorMemoryInfo(c.get(), &out_info));
+  EXPECT_EQ(g_api->MemoryInfoGetVendorId(out_info), static_cast<uint32_t>(ORTDLPACK_VD_VENDOR_ID));
+  EXPECT_EQ(g_api->MemoryInfoGetDeviceMemType(out_info), OrtDeviceMemoryType_DEFAULT);
+  int id = -1;
+  ASSERT_ORT(g_api->MemoryInfoGetId(out_info, &id));
+  EXPECT_EQ(id, 1);
+  EXPECT_EQ(g_vd.is_device_pointer(FloatData(c.get()), 8 * sizeof(float)), 1);
+  Value back = NewTensor(CpuAllocator(), {8});
+  ASSERT_ORT(Copy(c.get(), back.get()));
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(FloatData(back.get())[i], 100.0f + static_cast<float>(i));
+}
+
+// ORT 1.29 pinned behaviour: a CPU-only session ignores the device of an output bound with BindOutputToDevice.
+// RunWithBinding succeeds and hands back the CPU kernel's CPU tensor: no error, no allocation on the device, no copy
+// through the EP's transfer. (Same root cause as the death test below: no copy checks with only the CPU EP.)
+TEST_F(VirtualDevice, CpuOnlySessionIgnoresAnOutputBoundToTheDevice) {
+  std::string err;
+  Session session(CreateAddSession(nullptr, &err));
+  ASSERT_NE(session, nullptr) << err;
+  Value a_dev, b, c;
+  MakeAddInputs(&a_dev, &b);
+  Value a_cpu = NewTensor(CpuAllocator(), {8});
+  ASSERT_ORT(Copy(a_dev.get(), a_cpu.get()));
+  const OrtdlpackVdCounters before = Counters();
+  ASSERT_EQ(RunAddBound(session.get(), a_cpu.get(), b.get(), DeviceInfo(1), &c), "");
+  const OrtdlpackVdCounters after = Counters();
+  EXPECT_EQ(after.bytes_h2d - before.bytes_h2d, 0u);
+  EXPECT_EQ(after.allocs - before.allocs, 0u);
+  const OrtMemoryInfo* out_info = nullptr;
+  ASSERT_ORT(g_api->GetTensorMemoryInfo(c.get(), &out_info));
+  OrtMemoryInfoDeviceType type{};
+  g_api->MemoryInfoGetDeviceType(out_info, &type);
+  EXPECT_EQ(type, OrtMemoryInfoDeviceType_CPU);
+  EXPECT_EQ(g_vd.is_device_pointer(FloatData(c.get()), 8 * sizeof(float)), 0);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(FloatData(c.get())[i], 100.0f + static_cast<float>(i));
+}
+
+// ORT 1.29 pinned behaviour: unlike Run, IoBinding's BindInput checks the input's device against the session at once
+// and, with only the CPU EP (whose session knows no transfer for this device), refuses it with a clear error.
+TEST_F(VirtualDevice, CpuOnlySessionIoBindingRefusesADeviceInput) {
+  std::string err;
+  Session session(CreateAddSession(nullptr, &err));
+  ASSERT_NE(session, nullptr) << err;
+  Value a_dev, b;
+  MakeAddInputs(&a_dev, &b);
+  OrtIoBinding* raw = nullptr;
+  ASSERT_ORT(g_api->CreateIoBinding(session.get(), &raw));
+  IoBinding binding(raw);
+  const uint64_t copies_before = Counters().copies;
+  const std::string e = Err(g_api->BindInput(binding.get(), "A", a_dev.get()));
+  EXPECT_NE(e.find("no data transfer registered"), std::string::npos) << e;
+  EXPECT_EQ(Counters().copies, copies_before);
 }
 
 // What works: copy a device input to CPU with CopyTensors (the EP's transfer), then run the CPU session.

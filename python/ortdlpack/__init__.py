@@ -1,0 +1,91 @@
+"""ortdlpack: the full DLPack protocol for ONNX Runtime tensors, over the stock ``onnxruntime`` wheel.
+
+One ORT per process: the extension links no ONNX Runtime of its own. At import it is handed the C API of the ORT
+inside the installed ``onnxruntime`` wheel (through ``SessionOptions.register_custom_ops_library``), so tensors,
+sessions, the environment and plugin execution providers are shared with ``onnxruntime``.
+"""
+
+from __future__ import annotations
+
+import re as _re
+
+import onnxruntime as _ort
+
+_MIN_ORT = (1, 23)
+
+
+def _version_tuple(text: str) -> tuple[int, int]:
+    m = _re.match(r"(\d+)\.(\d+)", text)
+    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
+
+
+if _version_tuple(_ort.__version__) < _MIN_ORT:
+    raise ImportError(
+        f"ortdlpack needs onnxruntime >= {_MIN_ORT[0]}.{_MIN_ORT[1]} (plugin EP devices, shared allocators, "
+        f"CopyTensors); the installed onnxruntime is {_ort.__version__}: pip install -U 'onnxruntime>={_MIN_ORT[0]}.{_MIN_ORT[1]}'"
+    )
+
+from . import _ortdlpack  # noqa: E402
+
+
+def _hand_over() -> None:
+    # The wheel's ORT dlopen()s the already loaded extension (same handle) and calls its RegisterCustomOps with
+    # the wheel's OrtApiBase, which initialises the C++ core. Registering no custom op, it leaves nothing behind.
+    if _ortdlpack._initialized():
+        return
+    try:
+        _ort.SessionOptions().register_custom_ops_library(_ortdlpack.__file__)
+    except Exception as e:  # ORT wraps the status RegisterCustomOps returned
+        detail = _ortdlpack._init_error() or str(e)
+        raise ImportError(f"ortdlpack could not use onnxruntime {_ort.__version__}: {detail}") from e
+    if not _ortdlpack._initialized():
+        raise ImportError(
+            f"ortdlpack could not use onnxruntime {_ort.__version__}: {_ortdlpack._init_error() or 'no API hand-over'}"
+        )
+
+
+_hand_over()
+
+from ._ortdlpack import (  # noqa: E402
+    DLPACK_VERSION,
+    Device,
+    Tensor,
+    __version__,
+    from_dlpack,
+    register_device,
+    unregister_device,
+)
+
+
+def as_ortvalue(x: object) -> _ort.OrtValue:
+    """An ``onnxruntime.OrtValue`` over ``x``'s memory, without a copy when ``x``'s layout allows one.
+
+    ``x`` is anything :func:`from_dlpack` takes. The producer is kept alive as long as the OrtValue lives.
+    """
+    if isinstance(x, _ort.OrtValue):
+        return x
+    return from_dlpack(x).ortvalue
+
+
+def register_execution_provider_library(name: str, path: str) -> int:
+    """Registers a plugin EP library with onnxruntime (``onnxruntime.register_execution_provider_library``), then
+    maps the DLPack device type its EP devices advertise (metadata key ``dlpack.device_type``), so tensors in their
+    memory can be exported. Returns how many device mappings were added."""
+    _ort.register_execution_provider_library(name, str(path))
+    return _ortdlpack._register_ep_devices()
+
+
+from .session import run  # noqa: E402
+
+__all__ = [
+    "DLPACK_VERSION",
+    "Device",
+    "Tensor",
+    "__version__",
+    "as_ortvalue",
+    "from_dlpack",
+    "register_device",
+    "register_execution_provider_library",
+    "run",
+    "unregister_device",
+]

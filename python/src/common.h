@@ -1,0 +1,78 @@
+// _ortdlpack: what the binding's source files share. The binding is a thin layer: every DLPack, dtype, device and
+// copy decision is the C++ core's (include/ortdlpack); this layer only speaks Python (capsules, arguments, errors).
+#pragma once
+
+#include <Python.h>
+#include <dlpack/dlpack.h>
+#include <nanobind/nanobind.h>
+
+#include <exception>
+#include <optional>
+
+#include "ortdlpack/ortdlpack.h"
+
+namespace nb = nanobind;
+
+namespace ortdlpack::py {
+
+// The Python object behind ortdlpack.Tensor.
+struct PyTensor {
+  explicit PyTensor(Tensor t) noexcept : tensor(std::move(t)) {}
+  PyTensor(const PyTensor&) = delete;
+  PyTensor& operator=(const PyTensor&) = delete;
+  PyTensor(PyTensor&& other) noexcept : tensor(std::move(other.tensor)), view(other.view) { other.view = nullptr; }
+  ~PyTensor() {
+    if (view != nullptr) view->deleter(view);
+  }
+
+  Tensor tensor;
+  // An export of `tensor` made once, on first use by the C exchange API's dltensor_from_py_object_no_sync, which
+  // must hand out shape and strides without allocating: they live here as long as the Python object.
+  DLManagedTensorVersioned* view = nullptr;
+};
+
+// errors.cc ------------------------------------------------------------------------------------------------------
+void bind_errors(nb::module_& m);
+// The Python exception type for an ortdlpack::Error kind.
+PyObject* exception_type(ErrorKind kind);
+// In a C entry point (exchange API): turns the exception being handled into a Python error. Returns -1.
+int set_python_error() noexcept;
+
+// device.cc ------------------------------------------------------------------------------------------------------
+// A device as the binding names it: a DLPack device, plus the exact ORT memory when it came from an OrtEpDevice.
+struct Device {
+  DLDevice dl{kDLCPU, 0};
+  const OrtMemoryInfo* memory = nullptr;  // owned by ORT (the EP device); NULL: use ortdlpack::memory_info(dl)
+};
+// Accepts a Device, "cpu", "cuda:0", a (dl_device_type, id) tuple and an onnxruntime.OrtEpDevice.
+// TypeError for other types, ValueError for unknown names.
+Device to_device(nb::handle spec);
+nb::object make_device(DLDevice dl);
+bool same_device(DLDevice a, DLDevice b);
+void bind_device(nb::module_& m);
+
+// dlpack.cc ------------------------------------------------------------------------------------------------------
+// A new Python ortdlpack.Tensor owning `t`.
+nb::object wrap(Tensor t);
+// Tensor.__dlpack__ and ortdlpack.from_dlpack.
+nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
+                         nb::handle copy);
+nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy);
+// A legacy "dltensor" capsule for consumers that only read legacy capsules (upstream OrtValue.from_dlpack): built
+// on a versioned export, so read-only and packed sub-byte tensors pass too.
+nb::object legacy_capsule_for_ortvalue(const Tensor& t);
+void bind_dlpack(nb::module_& m);
+
+// exchange_api.cc ------------------------------------------------------------------------------------------------
+// The DLPackExchangeAPI of `type` (its __dlpack_c_exchange_api__, looked up once per type), or NULL.
+const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type);
+void bind_exchange_api(nb::module_& m, nb::handle tensor_type);
+
+// tensor.cc ------------------------------------------------------------------------------------------------------
+void bind_tensor(nb::module_& m);
+// The Python type object of ortdlpack.Tensor (set once by bind_tensor).
+PyTypeObject* tensor_type();
+inline bool is_tensor(nb::handle h) { return Py_TYPE(h.ptr()) == tensor_type() || PyObject_TypeCheck(h.ptr(), tensor_type()); }
+inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
+
+}  // namespace ortdlpack::py

@@ -1,0 +1,166 @@
+// The DLPack C exchange API (DLPack 1.3), both ways:
+// - producer: Tensor.__dlpack_c_exchange_api__, a capsule "dlpack_exchange_api" over one static DLPackExchangeAPI
+//   whose functions call the core (allocate, to_dlpack_versioned, from_dlpack);
+// - consumer: exchange_api_of(type), the table of another framework's type (torch.Tensor), looked up once per type.
+#include <string>
+#include <vector>
+
+#include "common.h"
+
+namespace ortdlpack::py {
+namespace {
+
+// Every function is a C entry point: no C++ exception leaves it.
+
+int allocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_ctx,
+              void (*set_error)(void* error_ctx, const char* kind, const char* message)) {
+  try {
+    if (prototype == nullptr || out == nullptr) throw Error(ErrorKind::kInvalidArgument, "prototype or out is NULL");
+    if (prototype->ndim < 0 || (prototype->ndim > 0 && prototype->shape == nullptr)) {
+      throw Error(ErrorKind::kInvalidArgument, "prototype has a negative ndim or a NULL shape");
+    }
+    const std::vector<int64_t> shape(prototype->shape, prototype->shape + prototype->ndim);
+    *out = to_dlpack_versioned(allocate(from_dlpack_dtype(prototype->dtype), shape, prototype->device));
+    return 0;
+  } catch (const Error& e) {
+    if (out != nullptr) *out = nullptr;
+    const char* kind = e.kind() == ErrorKind::kInvalidArgument ? "ValueError"
+                       : e.kind() == ErrorKind::kRuntime       ? "RuntimeError"
+                                                               : "BufferError";
+    if (set_error != nullptr) set_error(error_ctx, kind, e.what());
+  } catch (const std::exception& e) {
+    if (out != nullptr) *out = nullptr;
+    if (set_error != nullptr) set_error(error_ctx, "RuntimeError", e.what());
+  }
+  return -1;
+}
+
+int from_py_object(void* py_object, DLManagedTensorVersioned** out) {
+  try {
+    nb::handle h(static_cast<PyObject*>(py_object));
+    if (!is_tensor(h)) throw nb::type_error("dlpack_exchange_api of ortdlpack.Tensor called with another type");
+    *out = to_dlpack_versioned(tensor_of(h).tensor);
+    return 0;
+  } catch (...) {
+    *out = nullptr;
+    return set_python_error();
+  }
+}
+
+int dltensor_from_py_object(void* py_object, DLTensor* out) {
+  try {
+    nb::handle h(static_cast<PyObject*>(py_object));
+    if (!is_tensor(h)) throw nb::type_error("dlpack_exchange_api of ortdlpack.Tensor called with another type");
+    PyTensor& self = tensor_of(h);
+    // The first call exports once and keeps the export (shape, strides) in the object; later calls copy the header.
+    if (self.view == nullptr) self.view = to_dlpack_versioned(self.tensor);
+    *out = self.view->dl_tensor;
+    return 0;
+  } catch (...) {
+    return set_python_error();
+  }
+}
+
+int to_py_object(DLManagedTensorVersioned* tensor, void** out_py_object) {
+  try {
+    Imported r;
+    try {
+      ImportOptions options;
+      options.copy = CopyMode::kIfNeeded;
+      r = ortdlpack::from_dlpack(tensor, options);
+    } catch (...) {
+      if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);  // ownership was given to us
+      throw;
+    }
+    *out_py_object = wrap(std::move(r.tensor)).release().ptr();
+    return 0;
+  } catch (...) {
+    *out_py_object = nullptr;
+    return set_python_error();
+  }
+}
+
+int current_work_stream(DLDeviceType, int32_t, void** out_current_stream) {
+  // ortdlpack runs no work of its own: tensors it hands out are complete, whatever the device.
+  *out_current_stream = nullptr;
+  return 0;
+}
+
+const DLPackExchangeAPI kApi = [] {
+  DLPackExchangeAPI api{};
+  api.header.version.major = DLPACK_MAJOR_VERSION;
+  api.header.version.minor = DLPACK_MINOR_VERSION;
+  api.header.prev_api = nullptr;
+  api.managed_tensor_allocator = &allocator;
+  api.managed_tensor_from_py_object_no_sync = &from_py_object;
+  api.managed_tensor_to_py_object_no_sync = &to_py_object;
+  api.dltensor_from_py_object_no_sync = &dltensor_from_py_object;
+  api.current_work_stream = &current_work_stream;
+  return api;
+}();
+
+// Cache of other types' tables. Types are kept alive by the cache (a strong reference), so an address is never
+// reused for another type while cached; the GIL guards it.
+struct Entry {
+  PyTypeObject* type;
+  const DLPackExchangeAPI* api;
+};
+std::vector<Entry>& cache() {
+  static auto* entries = new std::vector<Entry>();  // process lifetime
+  return *entries;
+}
+
+const DLPackExchangeAPI* lookup(PyTypeObject* type) {
+  PyObject* capsule = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "__dlpack_c_exchange_api__");
+  if (capsule == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  auto* api = static_cast<const DLPackExchangeAPI*>(
+      PyCapsule_IsValid(capsule, "dlpack_exchange_api") ? PyCapsule_GetPointer(capsule, "dlpack_exchange_api") : nullptr);
+  Py_DECREF(capsule);
+  // Walk to a table of the major version this build speaks.
+  const DLPackExchangeAPIHeader* header = api ? &api->header : nullptr;
+  while (header != nullptr && header->version.major != DLPACK_MAJOR_VERSION) header = header->prev_api;
+  api = reinterpret_cast<const DLPackExchangeAPI*>(header);
+  if (api == nullptr || api->managed_tensor_from_py_object_no_sync == nullptr) return nullptr;
+  return api;
+}
+
+}  // namespace
+
+const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
+  for (const Entry& e : cache()) {
+    if (e.type == type) return e.api;
+  }
+  const DLPackExchangeAPI* api = lookup(type);
+  Py_INCREF(type);
+  cache().push_back(Entry{type, api});
+  return api;
+}
+
+void bind_exchange_api(nb::module_& m, nb::handle tensor_cls) {
+  nb::object capsule = nb::steal(PyCapsule_New(const_cast<DLPackExchangeAPI*>(&kApi), "dlpack_exchange_api", nullptr));
+  if (!capsule.is_valid()) throw nb::python_error();
+  nb::setattr(tensor_cls, "__dlpack_c_exchange_api__", capsule);
+
+  // Framework-to-framework through the two types' tables, no capsule: for tests and the benchmark.
+  m.def("_exchange", [](nb::handle x, nb::handle to_type) -> nb::object {
+    if (!PyType_Check(to_type.ptr())) throw nb::type_error("to_type must be a type");
+    const DLPackExchangeAPI* src = is_tensor(x) ? &kApi : exchange_api_of(Py_TYPE(x.ptr()));
+    const DLPackExchangeAPI* dst = reinterpret_cast<PyTypeObject*>(to_type.ptr()) == tensor_type()
+                                       ? &kApi
+                                       : exchange_api_of(reinterpret_cast<PyTypeObject*>(to_type.ptr()));
+    if (src == nullptr || dst == nullptr || dst->managed_tensor_to_py_object_no_sync == nullptr) {
+      throw nb::type_error("both types need a __dlpack_c_exchange_api__");
+    }
+    DLManagedTensorVersioned* t = nullptr;
+    if (src->managed_tensor_from_py_object_no_sync(x.ptr(), &t) != 0) throw nb::python_error();
+    void* out = nullptr;
+    if (dst->managed_tensor_to_py_object_no_sync(t, &out) != 0) throw nb::python_error();
+    return nb::steal(static_cast<PyObject*>(out));
+  }, nb::arg("x"), nb::arg("to_type"),
+        "x converted to an object of to_type through the two types' C exchange APIs (DLPack 1.3).");
+}
+
+}  // namespace ortdlpack::py

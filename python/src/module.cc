@@ -1,0 +1,110 @@
+// _ortdlpack: module definition and the hand-over of the ONNX Runtime API.
+//
+// The extension links no ORT library (one ORT per process). ortdlpack/__init__.py passes this file's path to
+// onnxruntime.SessionOptions().register_custom_ops_library(): the wheel's ORT dlopen()s it (the same handle Python
+// already holds) and calls RegisterCustomOps with its own OrtApiBase, which initialises the core.
+#include <string>
+
+#include <nanobind/stl/string.h>
+
+#include "common.h"
+
+namespace {
+std::string g_init_error;  // why the hand-over failed, for the ImportError ortdlpack/__init__.py raises
+}
+
+extern "C" __attribute__((visibility("default"))) OrtStatus* RegisterCustomOps(OrtSessionOptions*,
+                                                                               const OrtApiBase* base) {
+  try {
+    ortdlpack::init(base);
+    return nullptr;
+  } catch (const std::exception& e) {
+    g_init_error = e.what();
+  }
+  // Report through ORT when this ORT has any API version this build knows.
+  for (uint32_t v = ORT_API_VERSION; base != nullptr && v >= 1; --v) {
+    if (const OrtApi* api = base->GetApi(v)) return api->CreateStatus(ORT_FAIL, g_init_error.c_str());
+  }
+  return nullptr;
+}
+
+namespace ortdlpack::py {
+namespace {
+
+OrtMemoryInfoDeviceType parse_ort_device_type(nb::handle h) {
+  if (PyUnicode_Check(h.ptr())) {
+    const std::string s = nb::cast<std::string>(h);
+    if (s == "cpu") return OrtMemoryInfoDeviceType_CPU;
+    if (s == "gpu") return OrtMemoryInfoDeviceType_GPU;
+    if (s == "fpga") return OrtMemoryInfoDeviceType_FPGA;
+    if (s == "npu") return OrtMemoryInfoDeviceType_NPU;
+    throw nb::value_error(("unknown ORT device type '" + s + "' (cpu, gpu, fpga, npu)").c_str());
+  }
+  return static_cast<OrtMemoryInfoDeviceType>(nb::cast<int>(h));
+}
+
+OrtDeviceMemoryType parse_memory_type(nb::handle h) {
+  if (PyUnicode_Check(h.ptr())) {
+    const std::string s = nb::cast<std::string>(h);
+    if (s == "default") return OrtDeviceMemoryType_DEFAULT;
+    if (s == "host_accessible") return OrtDeviceMemoryType_HOST_ACCESSIBLE;
+    throw nb::value_error(("unknown memory type '" + s + "' (default, host_accessible)").c_str());
+  }
+  return static_cast<OrtDeviceMemoryType>(nb::cast<int>(h));
+}
+
+DLDeviceType parse_dl_device_type(nb::handle h) {
+  if (PyLong_Check(h.ptr())) return static_cast<DLDeviceType>(nb::cast<int>(h));
+  return to_device(h).dl.device_type;
+}
+
+}  // namespace
+}  // namespace ortdlpack::py
+
+NB_MODULE(_ortdlpack, m) {
+  using namespace ortdlpack::py;
+  // Tensors may legitimately outlive the interpreter's module teardown (held by torch/jax buffers or ORT values
+  // until their own teardown): no leak report at exit.
+  nb::set_leak_warnings(false);
+  m.attr("__version__") = ORTDLPACK_VERSION;
+  m.attr("DLPACK_VERSION") = nb::make_tuple(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
+  bind_errors(m);
+  bind_device(m);
+  bind_tensor(m);
+  bind_dlpack(m);
+
+  m.def("_initialized", [] {
+    try {
+      ortdlpack::ort();
+      return true;
+    } catch (const ortdlpack::Error&) {
+      return false;
+    }
+  });
+  m.def("_init_error", [] { return g_init_error; });
+  m.def("_ort_api_version", &ortdlpack::ort_api_version);
+  m.def("_register_ep_devices", [] { return ortdlpack::register_ep_devices(ortdlpack::env()); },
+        "Registers the DLPack device of every EP device in the env that advertises 'dlpack.device_type'.");
+  m.def("register_device",
+        [](const std::string& name, nb::handle ort_device_type, uint32_t vendor_id, nb::handle memory_type,
+           nb::handle dl_device_type) {
+          ortdlpack::register_device(ortdlpack::DeviceMapping{name, parse_ort_device_type(ort_device_type), vendor_id,
+                                                              parse_memory_type(memory_type),
+                                                              parse_dl_device_type(dl_device_type)});
+        },
+        nb::arg("name"), nb::arg("ort_device_type"), nb::arg("vendor_id"), nb::arg("memory_type"),
+        nb::arg("dl_device_type"),
+        nb::sig("def register_device(name: str, ort_device_type: str | int, vendor_id: int, memory_type: str | int, "
+                "dl_device_type: str | int) -> None"),
+        "Maps ORT memory (device type 'cpu'/'gpu'/'fpga'/'npu', PCI vendor id, memory type 'default'/"
+        "'host_accessible') to a DLPack device type (int or name like 'ext_dev'); `name` is the OrtMemoryInfo name "
+        "used when ortdlpack creates memory on it. ValueError when it conflicts with a built-in or earlier mapping.");
+  m.def("unregister_device",
+        [](nb::handle ort_device_type, uint32_t vendor_id, nb::handle memory_type) {
+          return ortdlpack::unregister_device(parse_ort_device_type(ort_device_type), vendor_id,
+                                              parse_memory_type(memory_type));
+        },
+        nb::arg("ort_device_type"), nb::arg("vendor_id"), nb::arg("memory_type"),
+        nb::sig("def unregister_device(ort_device_type: str | int, vendor_id: int, memory_type: str | int) -> bool"),
+        "Removes a mapping added by register_device(); returns whether one was removed.");
+}

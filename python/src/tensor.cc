@@ -1,0 +1,181 @@
+// ortdlpack.Tensor: a Python handle on one ortdlpack::Tensor (a shared owner of an ORT OrtValue).
+#include <cstring>
+#include <string>
+#include <vector>
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+
+#include "common.h"
+
+namespace ortdlpack::py {
+namespace {
+
+PyTypeObject* g_tensor_type = nullptr;
+
+nb::object shape_tuple(const Tensor& t) {
+  const std::vector<int64_t> shape = t.shape();
+  nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
+  for (size_t i = 0; i < shape.size(); ++i) {
+    PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
+  }
+  return tuple;
+}
+
+// The memory's DLPack device, or the device as ORT names it when no DLPack device maps it.
+nb::object device_of(const Tensor& t) { return make_device(t.device()); }
+
+bool is_packed(DLDataType dt) { return dt.bits < 8; }
+bool numpy_has(DLDataType dt) {
+  return dt.code == kDLInt || dt.code == kDLUInt || dt.code == kDLBool || dt.code == kDLComplex ||
+         (dt.code == kDLFloat && dt.bits >= 16);
+}
+
+nb::object ml_dtype(const char* name) {
+  try {
+    return nb::module_::import_("ml_dtypes").attr(name);
+  } catch (nb::python_error&) {
+    throw nb::type_error((std::string("a numpy array of ") + name + " needs the ml_dtypes package (pip install ml_dtypes)").c_str());
+  }
+}
+
+// A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed
+// sub-byte types, which numpy (ml_dtypes) holds one element per byte.
+nb::object host_array(const Tensor& t, nb::handle owner) {
+  const ONNXTensorElementDataType type = t.element_type();
+  const DLDataType dt = to_dlpack_dtype(type);
+  const std::vector<int64_t> shape64 = t.shape();
+  const std::vector<size_t> shape(shape64.begin(), shape64.end());
+  const size_t count = t.element_count();
+  if (is_packed(dt)) {
+    // Unpack: element i sits in byte i*bits/8, low bits first; signed types are sign-extended.
+    auto* unpacked = new uint8_t[count ? count : 1];
+    nb::capsule free_it(unpacked, [](void* p) noexcept { delete[] static_cast<uint8_t*>(p); });
+    const auto* src = static_cast<const uint8_t*>(t.data());
+    const uint32_t bits = dt.bits;
+    const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1u);
+    for (size_t i = 0; i < count; ++i) {
+      const size_t bit = i * bits;
+      uint8_t v = static_cast<uint8_t>((src[bit / 8] >> (bit % 8)) & mask);
+      if (dt.code == kDLInt && (v >> (bits - 1))) v = static_cast<uint8_t>(v | static_cast<uint8_t>(~mask));
+      unpacked[i] = v;
+    }
+    nb::object arr = nb::cast(nb::ndarray<nb::numpy>(unpacked, shape.size(), shape.data(), free_it, nullptr,
+                                                     nb::dtype<uint8_t>()));
+    return arr.attr("view")(ml_dtype(dtype_name(type)));
+  }
+  const bool native = numpy_has(dt);
+  const nb::dlpack::dtype storage{native ? dt.code : static_cast<uint8_t>(kDLUInt), dt.bits, 1};
+  nb::object arr;
+  if (t.read_only()) {
+    arr = nb::cast(nb::ndarray<nb::numpy, nb::ro>(t.data(), shape.size(), shape.data(), owner, nullptr, storage));
+  } else {
+    arr = nb::cast(nb::ndarray<nb::numpy>(t.data(), shape.size(), shape.data(), owner, nullptr, storage));
+  }
+  return native ? arr : arr.attr("view")(ml_dtype(dtype_name(type)));
+}
+
+// Tensor.__array__(dtype=None, copy=None), numpy's protocol: copy=False raises ValueError when a copy is needed.
+nb::object to_numpy(nb::handle self, nb::handle dtype, nb::handle copy) {
+  const Tensor& t = tensor_of(self).tensor;
+  const bool must_copy = copy.ptr() == Py_True;
+  const bool no_copy = copy.ptr() == Py_False;
+  nb::object arr;
+  if (host_accessible(t.memory_info())) {
+    if (no_copy && is_packed(to_dlpack_dtype(t.element_type()))) {
+      throw nb::value_error("packed sub-byte tensors become numpy arrays only as an unpacked copy (copy=False)");
+    }
+    arr = host_array(t, self);
+  } else {
+    if (no_copy) throw nb::value_error(("the tensor is on " + describe(t.memory_info()) + "; a numpy array needs a copy").c_str());
+    Tensor host;
+    {
+      nb::gil_scoped_release release;
+      host = to(t, DLDevice{kDLCPU, 0});
+    }
+    nb::object owner = wrap(host);
+    arr = host_array(tensor_of(owner).tensor, owner);
+  }
+  if (!dtype.is_none()) arr = arr.attr("astype")(dtype, nb::arg("copy") = must_copy);
+  else if (must_copy) arr = arr.attr("copy")();
+  return arr;
+}
+
+nb::object ortvalue_from_dlpack() {
+  static PyObject* fn = [] {
+    nb::object f = nb::module_::import_("onnxruntime").attr("OrtValue").attr("from_dlpack");
+    return f.release().ptr();
+  }();
+  return nb::borrow(fn);
+}
+
+std::string repr(const Tensor& t) {
+  std::string s = "ortdlpack.Tensor(shape=(";
+  const std::vector<int64_t> shape = t.shape();
+  for (size_t i = 0; i < shape.size(); ++i) s += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
+  if (shape.size() == 1) s.resize(s.size() - 1);
+  s += std::string("), dtype=") + dtype_name(t.element_type()) + ", device=" +
+       nb::cast<std::string>(nb::str(device_of(t))) + (t.read_only() ? ", read_only=True" : "") + ")";
+  return s;
+}
+
+}  // namespace
+
+PyTypeObject* tensor_type() { return g_tensor_type; }
+
+void bind_tensor(nb::module_& m) {
+  auto cls = nb::class_<PyTensor>(m, "Tensor",
+                                  "An ONNX Runtime tensor (a shared OrtValue) that speaks DLPack. Made by from_dlpack().");
+  g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  cls.def("__dlpack__", &tensor_dlpack, nb::kw_only(), nb::arg("stream") = nb::none(),
+          nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none(),
+          nb::sig("def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None, "
+                  "dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> typing_extensions.CapsuleType"),
+          "A DLPack capsule of the tensor (Array API standard 2024.12): 'dltensor_versioned' when max_version >= (1, 0), "
+          "else legacy 'dltensor'.")
+      .def("__dlpack_device__", [](nb::handle self) {
+        const DLDevice d = tensor_of(self).tensor.device();
+        return nb::make_tuple(static_cast<int>(d.device_type), d.device_id);
+      }, "(dl_device_type, device_id) of the tensor's memory.")
+      .def("__array__", &to_numpy, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
+           "A numpy array sharing the tensor's host memory (copied to the host first for device memory).")
+      .def("numpy", [](nb::handle self) { return to_numpy(self, nb::none(), nb::none()); },
+           "Same as numpy.asarray(tensor): bfloat16/float8/int4 come as ml_dtypes dtypes.")
+      .def("to", [](nb::handle self, nb::handle device) -> nb::object {
+        const Tensor& t = tensor_of(self).tensor;
+        const Device d = to_device(device);
+        if (d.memory == nullptr && same_device(d.dl, t.device())) return nb::borrow(self);
+        Tensor r;
+        {
+          nb::gil_scoped_release release;
+          r = d.memory ? to(t, d.memory) : to(t, d.dl);
+        }
+        return wrap(std::move(r));
+      }, nb::arg("device"), "This tensor on `device` (itself when already there, else a copy).")
+      .def_prop_ro("shape", [](nb::handle self) { return shape_tuple(tensor_of(self).tensor); })
+      .def_prop_ro("ndim", [](nb::handle self) { return tensor_of(self).tensor.shape().size(); })
+      .def_prop_ro("size", [](nb::handle self) { return tensor_of(self).tensor.element_count(); })
+      .def_prop_ro("nbytes", [](nb::handle self) { return tensor_of(self).tensor.byte_size(); })
+      .def_prop_ro("dtype", [](nb::handle self) { return nb::str(dtype_name(tensor_of(self).tensor.element_type())); },
+                   "numpy-style name of the element type ('float32', 'bool', 'bfloat16', 'float8_e4m3fn', 'int4', ...).")
+      .def_prop_ro("device", [](nb::handle self) { return device_of(tensor_of(self).tensor); })
+      .def_prop_ro("read_only", [](nb::handle self) { return tensor_of(self).tensor.read_only(); },
+                   "True when the producer's memory is read-only (DLPack READ_ONLY flag).")
+      .def_prop_ro("ortvalue", [](nb::handle self) {
+        const Tensor& t = tensor_of(self).tensor;
+        // onnxruntime's OrtValue.from_dlpack is the only public way to wrap memory as an OrtValue, and it knows
+        // CPU, CUDA and ROCm memory only: say so rather than hand it a capsule it must refuse.
+        const DLDevice d = t.device();
+        if (d.device_type != kDLCPU && d.device_type != kDLCUDA && d.device_type != kDLROCM) {
+          throw Error(ErrorKind::kUnsupported,
+                      "onnxruntime.OrtValue cannot wrap memory on " + describe(t.memory_info()) +
+                          " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory only); ortdlpack.run "
+                          "feeds such tensors to sessions");
+        }
+        return ortvalue_from_dlpack()(legacy_capsule_for_ortvalue(t));
+      }, "An onnxruntime.OrtValue sharing this tensor's memory (and keeping it alive). CPU, CUDA and ROCm memory.")
+      .def("__repr__", [](nb::handle self) { return repr(tensor_of(self).tensor); });
+  bind_exchange_api(m, cls);
+}
+
+}  // namespace ortdlpack::py

@@ -1,0 +1,228 @@
+"""Shared helpers: a DLPack producer built with ctypes (any field, counting deleter) and capsule readers."""
+
+from __future__ import annotations
+
+import ctypes
+import gc
+
+import numpy as np
+import pytest
+
+import ortdlpack  # noqa: F401  (initialises the ORT hand-over before any test)
+
+# --- DLPack structs (dlpack.h 1.3) -----------------------------------------------------------------------------
+
+
+class DLDevice(ctypes.Structure):
+    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
+
+
+class DLDataType(ctypes.Structure):
+    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
+
+
+class DLTensor(ctypes.Structure):
+    _fields_ = [
+        ("data", ctypes.c_void_p),
+        ("device", DLDevice),
+        ("ndim", ctypes.c_int32),
+        ("dtype", DLDataType),
+        ("shape", ctypes.POINTER(ctypes.c_int64)),
+        ("strides", ctypes.POINTER(ctypes.c_int64)),
+        ("byte_offset", ctypes.c_uint64),
+    ]
+
+
+class DLManagedTensor(ctypes.Structure):
+    pass
+
+
+LEGACY_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensor))
+DLManagedTensor._fields_ = [("dl_tensor", DLTensor), ("manager_ctx", ctypes.c_void_p), ("deleter", LEGACY_DELETER)]
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class DLManagedTensorVersioned(ctypes.Structure):
+    pass
+
+
+VERSIONED_DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(DLManagedTensorVersioned))
+DLManagedTensorVersioned._fields_ = [
+    ("version", DLPackVersion),
+    ("manager_ctx", ctypes.c_void_p),
+    ("deleter", VERSIONED_DELETER),
+    ("flags", ctypes.c_uint64),
+    ("dl_tensor", DLTensor),
+]
+
+READ_ONLY = 1
+IS_COPIED = 2
+
+_capi = ctypes.pythonapi
+_capi.PyCapsule_New.restype = ctypes.py_object
+_capi.PyCapsule_New.argtypes = [ctypes.c_void_p, ctypes.c_char_p, ctypes.c_void_p]
+_capi.PyCapsule_GetPointer.restype = ctypes.c_void_p
+_capi.PyCapsule_GetPointer.argtypes = [ctypes.py_object, ctypes.c_char_p]
+_capi.PyCapsule_GetName.restype = ctypes.c_char_p
+_capi.PyCapsule_GetName.argtypes = [ctypes.py_object]
+_capi.PyCapsule_IsValid.restype = ctypes.c_int
+_capi.PyCapsule_IsValid.argtypes = [ctypes.py_object, ctypes.c_char_p]
+# Destructors get the dying capsule as a raw pointer: a py_object argument would revive it.
+_CAPSULE_DESTRUCTOR = ctypes.CFUNCTYPE(None, ctypes.c_void_p)
+_raw_is_valid = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_IsValid", _capi))
+_raw_get_pointer = ctypes.PYFUNCTYPE(ctypes.c_void_p, ctypes.c_void_p, ctypes.c_char_p)(("PyCapsule_GetPointer", _capi))
+
+
+def capsule_name(capsule) -> str:
+    return _capi.PyCapsule_GetName(capsule).decode()
+
+
+def read_versioned(capsule) -> DLManagedTensorVersioned:
+    """The DLManagedTensorVersioned inside an unconsumed 'dltensor_versioned' capsule (borrowed)."""
+    ptr = _capi.PyCapsule_GetPointer(capsule, b"dltensor_versioned")
+    return ctypes.cast(ptr, ctypes.POINTER(DLManagedTensorVersioned)).contents
+
+
+def read_legacy(capsule) -> DLManagedTensor:
+    ptr = _capi.PyCapsule_GetPointer(capsule, b"dltensor")
+    return ctypes.cast(ptr, ctypes.POINTER(DLManagedTensor)).contents
+
+
+# Capsule destructors of the fake producer: call the deleter while the capsule is unconsumed.
+@_CAPSULE_DESTRUCTOR
+def _versioned_capsule_destructor(capsule):
+    if _raw_is_valid(capsule, b"dltensor_versioned"):
+        m = ctypes.cast(_raw_get_pointer(capsule, b"dltensor_versioned"), ctypes.POINTER(DLManagedTensorVersioned))
+        m.contents.deleter(m)
+
+
+@_CAPSULE_DESTRUCTOR
+def _legacy_capsule_destructor(capsule):
+    if _raw_is_valid(capsule, b"dltensor"):
+        m = ctypes.cast(_raw_get_pointer(capsule, b"dltensor"), ctypes.POINTER(DLManagedTensor))
+        m.contents.deleter(m)
+
+
+_LIVE: dict[int, "FakeProducer"] = {}  # producers whose tensor is out, kept alive until their deleter runs
+
+
+@VERSIONED_DELETER
+def _versioned_deleter(m):
+    _LIVE.pop(m.contents.manager_ctx).deleted += 1
+
+
+@LEGACY_DELETER
+def _legacy_deleter(m):
+    _LIVE.pop(m.contents.manager_ctx).deleted += 1
+
+
+class FakeProducer:
+    """A DLPack producer whose every field is chosen by the test and whose deleter counts its calls.
+
+    By default it describes `array` (a numpy array) faithfully; keyword arguments override fields."""
+
+    _next_id = 1
+
+    def __init__(self, array=None, *, versioned=True, data=..., device=(1, 0), ndim=None, code=None, bits=None,
+                 lanes=1, shape=..., strides=..., byte_offset=0, flags=0, version=(1, 3), old_protocol=False):
+        self.array = array
+        self.versioned = versioned
+        self.old_protocol = old_protocol
+        self.deleted = 0
+        self.calls = []
+        if array is not None:
+            kind = {"b": 6, "i": 0, "u": 1, "f": 2, "c": 5}[array.dtype.kind]
+            code = kind if code is None else code
+            bits = array.dtype.itemsize * 8 if bits is None else bits
+            ndim = array.ndim if ndim is None else ndim
+            if shape is ...:
+                shape = array.shape
+            if strides is ...:
+                strides = tuple(s // array.itemsize for s in array.strides)
+            if data is ...:
+                data = array.ctypes.data
+        self.fields = dict(data=data if data is not ... else None, device=device, ndim=ndim or 0, code=code or 0,
+                           bits=bits or 8, lanes=lanes, shape=None if shape is ... else shape,
+                           strides=None if strides is ... else strides, byte_offset=byte_offset, flags=flags,
+                           version=version)
+
+    def _build(self):
+        f = self.fields
+        self._shape = None if f["shape"] is None else (ctypes.c_int64 * max(1, len(f["shape"])))(*f["shape"])
+        self._strides = None if f["strides"] is None else (ctypes.c_int64 * max(1, len(f["strides"])))(*f["strides"])
+        t = DLTensor()
+        t.data = f["data"]
+        t.device = DLDevice(*f["device"])
+        t.ndim = f["ndim"]
+        t.dtype = DLDataType(f["code"], f["bits"], f["lanes"])
+        t.shape = ctypes.cast(self._shape, ctypes.POINTER(ctypes.c_int64)) if self._shape is not None else None
+        t.strides = ctypes.cast(self._strides, ctypes.POINTER(ctypes.c_int64)) if self._strides is not None else None
+        t.byte_offset = f["byte_offset"]
+        ident = FakeProducer._next_id
+        FakeProducer._next_id += 1
+        if self.versioned:
+            m = DLManagedTensorVersioned()
+            m.version = DLPackVersion(*f["version"])
+            m.flags = f["flags"]
+            m.deleter = _versioned_deleter
+        else:
+            m = DLManagedTensor()
+            m.deleter = _legacy_deleter
+        m.manager_ctx = ident
+        m.dl_tensor = t
+        self._managed = m  # the struct lives in this object; the producer lives in _LIVE until its deleter runs
+        _LIVE[ident] = self
+        return m
+
+    def capsule(self):
+        m = self._build()
+        if self.versioned:
+            return _capi.PyCapsule_New(ctypes.addressof(m), b"dltensor_versioned",
+                                       ctypes.cast(_versioned_capsule_destructor, ctypes.c_void_p))
+        return _capi.PyCapsule_New(ctypes.addressof(m), b"dltensor", ctypes.cast(_legacy_capsule_destructor, ctypes.c_void_p))
+
+    def __dlpack__(self, *args, **kwargs):
+        if self.old_protocol and kwargs:
+            raise TypeError("__dlpack__() got an unexpected keyword argument")
+        self.calls.append(kwargs)
+        return self.capsule()
+
+    def __dlpack_device__(self):
+        return tuple(self.fields["device"])
+
+
+@pytest.fixture
+def collect():
+    """Runs the garbage collector (for tests that count deleter calls)."""
+
+    def run():
+        for _ in range(3):
+            gc.collect()
+
+    return run
+
+
+ALL_DTYPES = [
+    # (name, DLPack code, bits)
+    ("bool", 6, 8), ("int8", 0, 8), ("int16", 0, 16), ("int32", 0, 32), ("int64", 0, 64),
+    ("uint8", 1, 8), ("uint16", 1, 16), ("uint32", 1, 32), ("uint64", 1, 64),
+    ("float16", 2, 16), ("float32", 2, 32), ("float64", 2, 64), ("bfloat16", 4, 16),
+    ("float8_e4m3fn", 10, 8), ("float8_e4m3fnuz", 11, 8), ("float8_e5m2", 12, 8), ("float8_e5m2fnuz", 13, 8),
+    ("int4", 0, 4), ("uint4", 1, 4), ("float4_e2m1fn", 17, 4),
+]
+# DLPack types ONNX Runtime cannot hold (BufferError): complex (ORT creates no complex tensors through its C API),
+# and types the core does not map yet (int2/uint2/float8_e8m0fnu: ORT's C enum and ONNX number them differently).
+UNSUPPORTED_DTYPES = [("complex64", 5, 64), ("complex128", 5, 128), ("float8_e8m0fnu", 14, 8), ("int2", 0, 2),
+                      ("uint2", 1, 2), ("float8_e3m4", 7, 8), ("float6_e2m3fn", 15, 6)]
+
+
+def raw_producer(code: int, bits: int, count: int = 8, **kw) -> FakeProducer:
+    """A producer of `count` elements of any dtype over a byte buffer filled with 0, 1, 2, ..."""
+    nbytes = (count * bits + 7) // 8
+    buf = (np.arange(nbytes) % 256).astype(np.uint8)
+    p = FakeProducer(buf, code=code, bits=bits, shape=(count,), strides=(1,), **kw)
+    p.buffer = buf
+    return p

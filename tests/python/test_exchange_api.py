@@ -1,0 +1,146 @@
+"""The DLPack 1.3 C exchange API: ours (Tensor.__dlpack_c_exchange_api__) and torch's, used by from_dlpack."""
+
+import ctypes
+
+import numpy as np
+import pytest
+import torch
+
+import ortdlpack as od
+from conftest import DLManagedTensorVersioned, DLTensor, DLDataType, DLDevice, FakeProducer, _capi
+
+
+class DLPackVersion(ctypes.Structure):
+    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
+
+
+class Header(ctypes.Structure):
+    _fields_ = [("version", DLPackVersion), ("prev_api", ctypes.c_void_p)]
+
+
+SET_ERROR = ctypes.CFUNCTYPE(None, ctypes.c_void_p, ctypes.c_char_p, ctypes.c_char_p)
+
+
+class ExchangeAPI(ctypes.Structure):
+    _fields_ = [
+        ("header", Header),
+        ("managed_tensor_allocator", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLTensor),
+                                                      ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)),
+                                                      ctypes.c_void_p, SET_ERROR)),
+        ("managed_tensor_from_py_object_no_sync", ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object,
+                                                                    ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)))),
+        ("managed_tensor_to_py_object_no_sync", ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLManagedTensorVersioned),
+                                                                  ctypes.POINTER(ctypes.py_object))),
+        ("dltensor_from_py_object_no_sync", ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object, ctypes.POINTER(DLTensor))),
+        ("current_work_stream", ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))),
+    ]
+
+
+@pytest.fixture(scope="module")
+def api():
+    cap = od.Tensor.__dlpack_c_exchange_api__
+    assert type(cap).__name__ == "PyCapsule"
+    ptr = _capi.PyCapsule_GetPointer(cap, b"dlpack_exchange_api")
+    return ctypes.cast(ptr, ctypes.POINTER(ExchangeAPI)).contents
+
+
+def test_header(api):
+    assert (api.header.version.major, api.header.version.minor) == (1, 3)
+    assert api.header.prev_api is None
+    for name, _ in ExchangeAPI._fields_[1:]:
+        assert getattr(api, name), name
+
+
+def test_managed_tensor_from_and_to_py_object(api):
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = od.from_dlpack(a)
+    out = ctypes.POINTER(DLManagedTensorVersioned)()
+    assert api.managed_tensor_from_py_object_no_sync(t, ctypes.byref(out)) == 0
+    m = out.contents
+    assert m.dl_tensor.data == a.ctypes.data
+    assert [m.dl_tensor.shape[i] for i in range(2)] == [2, 3]
+    obj = ctypes.py_object()
+    assert api.managed_tensor_to_py_object_no_sync(out, ctypes.byref(obj)) == 0
+    back = obj.value
+    assert isinstance(back, od.Tensor)
+    assert np.from_dlpack(back).ctypes.data == a.ctypes.data
+
+
+def test_dltensor_from_py_object_allocates_nothing_and_is_stable(api):
+    t = od.from_dlpack(np.arange(12, dtype=np.int64).reshape(3, 4))
+    d1, d2 = DLTensor(), DLTensor()
+    assert api.dltensor_from_py_object_no_sync(t, ctypes.byref(d1)) == 0
+    assert api.dltensor_from_py_object_no_sync(t, ctypes.byref(d2)) == 0
+    assert ctypes.addressof(d1.shape.contents) == ctypes.addressof(d2.shape.contents)  # storage kept in the object
+    assert [d1.shape[i] for i in range(2)] == [3, 4] and [d1.strides[i] for i in range(2)] == [4, 1]
+    assert (d1.dtype.code, d1.dtype.bits) == (0, 64)
+
+
+def test_wrong_type_sets_type_error(api):
+    out = ctypes.POINTER(DLManagedTensorVersioned)()
+    with pytest.raises(TypeError):
+        api.managed_tensor_from_py_object_no_sync(np.zeros(2), ctypes.byref(out))
+
+
+def test_allocator(api):
+    shape = (ctypes.c_int64 * 2)(2, 5)
+    proto = DLTensor()
+    proto.device = DLDevice(1, 0)
+    proto.ndim = 2
+    proto.dtype = DLDataType(2, 32, 1)
+    proto.shape = ctypes.cast(shape, ctypes.POINTER(ctypes.c_int64))
+    out = ctypes.POINTER(DLManagedTensorVersioned)()
+    errors = []
+    cb = SET_ERROR(lambda ctx, kind, msg: errors.append((kind, msg)))
+    assert api.managed_tensor_allocator(ctypes.byref(proto), ctypes.byref(out), None, cb) == 0
+    assert [out.contents.dl_tensor.shape[i] for i in range(2)] == [2, 5]
+    out.contents.deleter(out)
+    proto.dtype = DLDataType(2, 32, 4)  # lanes 4
+    assert api.managed_tensor_allocator(ctypes.byref(proto), ctypes.byref(out), None, cb) == -1
+    assert errors and errors[0][0] == b"BufferError"
+
+
+def test_current_work_stream_is_null(api):
+    s = ctypes.c_void_p(1)
+    assert api.current_work_stream(1, 0, ctypes.byref(s)) == 0
+    assert s.value is None
+
+
+def test_to_py_object_frees_a_bad_tensor(api, collect):
+    p = FakeProducer(np.arange(3, dtype=np.int8), lanes=2)
+    m = p._build()
+    obj = ctypes.py_object()
+    with pytest.raises(BufferError):
+        api.managed_tensor_to_py_object_no_sync(ctypes.pointer(m), ctypes.byref(obj))
+    assert p.deleted == 1  # ownership was given away: freed on failure
+
+
+def test_torch_exchange_both_ways():
+    x = torch.arange(6, dtype=torch.float32)
+    t = od._ortdlpack._exchange(x, od.Tensor)
+    assert isinstance(t, od.Tensor)
+    y = od._ortdlpack._exchange(t, torch.Tensor)
+    assert isinstance(y, torch.Tensor) and y.data_ptr() == x.data_ptr()
+
+
+def test_from_dlpack_uses_torch_exchange_api():
+    x = torch.arange(4, dtype=torch.int32)
+    calls = []
+
+    class Spy(torch.Tensor):  # __dlpack__ must not be called when the exchange API is there
+        def __dlpack__(self, *a, **k):
+            calls.append(1)
+            return super().__dlpack__(*a, **k)
+
+    s = x.as_subclass(Spy)
+    t = od.from_dlpack(s)
+    assert calls == []
+    assert torch.from_dlpack(t).data_ptr() == x.data_ptr()
+
+
+def test_tvm_ffi_consumes_through_exchange_api():
+    tvm_ffi = pytest.importorskip("tvm_ffi")
+    a = np.arange(5, dtype=np.float32)
+    t = od.from_dlpack(a)
+    f = tvm_ffi.from_dlpack(t)
+    assert np.from_dlpack(f).ctypes.data == a.ctypes.data
