@@ -19,7 +19,11 @@ fi
 
 PY=${PYTHON:-python3}
 if [[ ! -x .venv/bin/python ]]; then
-  "$PY" -m venv .venv
+  if ! "$PY" -m venv .venv 2>/dev/null; then  # Debian's python3 needs python3-venv for that
+    rm -rf .venv
+    sudo_if_needed apt-get install -y -qq python3-venv
+    "$PY" -m venv .venv
+  fi
 fi
 stamp=.venv/.requirements.sha256
 if ! sha256sum --status -c "$stamp" 2>/dev/null; then
@@ -29,9 +33,9 @@ if ! sha256sum --status -c "$stamp" 2>/dev/null; then
   sha256sum requirements.txt > "$stamp"
 fi
 
-# The venv's Python also serves CMake for fetching dlpack.h (pip download).
-cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORTDLPACK_WERROR=ON \
-      -DPython3_EXECUTABLE="$PWD/.venv/bin/python" >/dev/null
+# The venv's Python (first on PATH) also serves CMake for fetching dlpack.h (pip download).
+PATH="$PWD/.venv/bin:$PATH" cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORTDLPACK_WERROR=ON \
+  >/dev/null
 cmake --build build
 
 # The Python package, built against the same fetched headers (no ORT library: it uses the onnxruntime wheel's).

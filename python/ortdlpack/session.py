@@ -60,6 +60,7 @@ _ONNX_TYPES = {name: onnx for onnx, name in _TYPE_NAMES.items()}
 _NUMPY_FEEDABLE = frozenset(
     ["float32", "float64", "float16", "int8", "int16", "int32", "int64", "uint8", "uint16", "uint32", "uint64", "bool"]
 )
+_NP_DTYPES = {name: _np.dtype(name) for name in _NUMPY_FEEDABLE}
 _KDLCPU = 1
 _HOST_DEVICE_TYPES = frozenset([1, 3, 11])  # kDLCPU, kDLCUDAHost, kDLROCMHost
 
@@ -185,22 +186,6 @@ def _reraise(exc: BaseException, context: str):
     raise new from exc
 
 
-def _as_ortvalue(x, role: str, name: str, copy):
-    """An onnxruntime.OrtValue over x's memory, and the object that owns that memory (kept alive by the caller)."""
-    if isinstance(x, _ort.OrtValue):
-        return x, x
-    pkg = _pkg()
-    if not isinstance(x, pkg.Tensor):
-        if not hasattr(x, "__dlpack__"):
-            raise TypeError(f"{role} {name!r}: expected a DLPack producer, onnxruntime.OrtValue or ortdlpack.Tensor, "
-                            f"got {type(x).__name__}")
-        try:
-            x = pkg.from_dlpack(x, copy=copy)
-        except Exception as e:
-            _reraise(e, f"{role} {name!r}")
-    return x.ortvalue, x
-
-
 def _ort_device(device):
     if device is None:
         return None
@@ -285,7 +270,7 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
             if name in seen:
                 raise ValueError(f"output {name!r} is requested twice")
             seen.add(name)
-    destinations = {}
+    destinations = {}  # output name -> ortdlpack.Tensor or onnxruntime.OrtValue that ORT writes into
     if outputs:
         for name, dest in outputs.items():
             io = info.outputs.get(name)
@@ -293,14 +278,23 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
                 raise ValueError(f"destination for unknown output {name!r} (the model's outputs are {info.output_list})")
             if name not in names:
                 raise ValueError(f"destination for output {name!r}, which is not requested")
-            if getattr(dest, "flags", None) is not None and getattr(dest.flags, "writeable", True) is False:
-                raise ValueError(f"output destination {name!r} is read-only: ORT would write into it")
-            # Never a copy: ORT must write into the destination's own memory.
-            value, tensor = _as_ortvalue(dest, "output destination", name, False)
-            if getattr(tensor, "read_only", False):
-                raise ValueError(f"output destination {name!r} is read-only: ORT would write into it")
-            io.check_value(value, "output destination")
-            destinations[name] = (value, tensor)
+            if isinstance(dest, _ort.OrtValue):
+                io.check_value(dest, "output destination")
+            else:
+                if getattr(dest, "flags", None) is not None and getattr(dest.flags, "writeable", True) is False:
+                    raise ValueError(f"output destination {name!r} is read-only: ORT would write into it")
+                if type(dest) is not Tensor:
+                    if not hasattr(dest, "__dlpack__"):
+                        raise TypeError(f"output destination {name!r}: expected a DLPack producer, "
+                                        f"onnxruntime.OrtValue or ortdlpack.Tensor, got {type(dest).__name__}")
+                    try:
+                        dest = pkg.from_dlpack(dest, copy=False)  # never a copy: ORT must write into its memory
+                    except Exception as e:
+                        _reraise(e, f"output destination {name!r}")
+                if dest.read_only:
+                    raise ValueError(f"output destination {name!r} is read-only: ORT would write into it")
+                io.check(_ONNX_TYPES.get(dest.dtype, dest.dtype), dest.shape, "output destination")
+            destinations[name] = dest
     out_device = _ort_device(device)
 
     # --- host session, host tensors numpy can describe: session.run itself, the cheapest call onnxruntime's Python
@@ -310,21 +304,26 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
         from_dlpack = pkg.from_dlpack
         return [from_dlpack(a) for a in session.run(names, arrays, run_options)]
 
-    values = {name: (t if isinstance(t, _ort.OrtValue) else t.ortvalue) for name, t in tensors.items()}
-
     # --- run through IOBinding (measured cheaper than run_with_ort_values, whose wrapper costs ~60 us a call in
-    # onnxruntime 1.32; see docs/session.md). Bindings are reused: one per concurrent caller, kept cleared.
+    # onnxruntime 1.32; see docs/session.md). Host tensors numpy can describe are bound by address (the cheapest
+    # binding onnxruntime's Python has); others as OrtValues over their memory. Bindings are reused: one per
+    # concurrent caller, kept cleared.
     binding = info.idle.pop() if info.idle else session.io_binding()
     try:
-        for name, value in values.items():
-            binding.bind_ortvalue_input(name, value)
+        for name, t in tensors.items():
+            if _bind_by_address(t):
+                binding.bind_input(name, "cpu", 0, _NP_DTYPES[t.dtype], t.shape, t.data_ptr)
+            else:
+                binding.bind_ortvalue_input(name, t if isinstance(t, _ort.OrtValue) else t.ortvalue)
         for name in names:
             dest = destinations.get(name)
-            if dest is not None:
-                binding.bind_ortvalue_output(name, dest[0])
-            else:
+            if dest is None:
                 kind, index = out_device or info.output_devices[name]
                 binding.bind_output(name, kind, index)
+            elif _bind_by_address(dest):
+                binding.bind_output(name, "cpu", 0, _NP_DTYPES[dest.dtype], dest.shape, dest.data_ptr)
+            else:
+                binding.bind_ortvalue_output(name, dest if isinstance(dest, _ort.OrtValue) else dest.ortvalue)
         session.run_with_iobinding(binding, run_options)
         produced = binding.get_outputs() if len(destinations) != len(names) else None
     finally:
@@ -332,10 +331,13 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
         binding.clear_binding_outputs()  # drops ORT's and the wrapper's references to the caller's memory
         if len(info.idle) < 4:
             info.idle.append(binding)
-    from_dlpack = _pkg().from_dlpack
+    from_dlpack = pkg.from_dlpack
     result = []
     for i, name in enumerate(names):
         dest = destinations.get(name)
-        result.append(dest[1] if dest is not None else from_dlpack(produced[i]))
+        result.append(from_dlpack(produced[i] if dest is None else dest))
     return result
 
+
+def _bind_by_address(t) -> bool:
+    return type(t) is _pkg().Tensor and t.dtype in _NUMPY_FEEDABLE and t.__dlpack_device__()[0] == _KDLCPU

@@ -159,6 +159,8 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("dtype", [](nb::handle self) { return nb::str(dtype_name(tensor_of(self).tensor.element_type())); },
                    "numpy-style name of the element type ('float32', 'bool', 'bfloat16', 'float8_e4m3fn', 'int4', ...).")
       .def_prop_ro("device", [](nb::handle self) { return device_of(tensor_of(self).tensor); })
+      .def_prop_ro("data_ptr", [](nb::handle self) { return reinterpret_cast<uintptr_t>(tensor_of(self).tensor.data()); },
+                   "Address of the first element (a device address for device memory), as an int.")
       .def_prop_ro("read_only", [](nb::handle self) { return tensor_of(self).tensor.read_only(); },
                    "True when the producer's memory is read-only (DLPack READ_ONLY flag).")
       .def_prop_ro("ortvalue", [](nb::handle self) {
