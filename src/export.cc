@@ -1,5 +1,6 @@
 #include "ortdlpack/export.h"
 
+#include <limits>
 #include <new>
 #include <type_traits>
 
@@ -61,7 +62,11 @@ Managed* export_tensor(const Tensor& tensor, bool versioned) {
   for (size_t i = meta.ndim; i-- > 0;) {
     shape[i] = meta.shape[i];
     strides[i] = stride;
-    stride *= meta.shape[i] > 1 ? meta.shape[i] : 1;  // size-0/1 dims keep nonzero strides, as torch and numpy do
+    // Size-0/1 dims keep nonzero strides, as torch and numpy do. Only an empty tensor can have dims whose product
+    // overflows int64 (e.g. [0, 2^62, 4], accepted from DLPack or ORT); its strides address nothing: saturate.
+    if (__builtin_mul_overflow(stride, meta.shape[i] > 1 ? meta.shape[i] : 1, &stride)) {
+      stride = std::numeric_limits<int64_t>::max();
+    }
   }
   DLTensor& t = ctx->managed.dl_tensor;
   t.data = data;

@@ -105,7 +105,8 @@ Layout validate(const DLTensor& t, uint64_t flags, const ImportOptions& options)
       }
     }
     uintptr_t last = 0;
-    if (static_cast<uint64_t>(-lo) > address || __builtin_add_overflow(address, static_cast<uint64_t>(hi) + elem, &last)) {
+    // -lo in unsigned arithmetic: lo may be INT64_MIN, whose negation overflows int64.
+    if (0 - static_cast<uint64_t>(lo) > address || __builtin_add_overflow(address, static_cast<uint64_t>(hi) + elem, &last)) {
       invalid("strides address memory outside the address space");
     }
   }

@@ -9,17 +9,21 @@ namespace {
 void copy_dim(char*& dst, const char* src, int32_t dim, int32_t ndim, const int64_t* shape, const int64_t* strides,
               size_t elem_bytes) {
   const int64_t n = shape[dim];
-  const int64_t step = strides[dim] * static_cast<int64_t>(elem_bytes);
+  // A size-1 dim may carry any stride (even one whose byte step overflows): it is never stepped over. For n > 1 the
+  // importer checked that (n - 1) * stride * elem_bytes fits.
+  const int64_t step = n > 1 ? strides[dim] * static_cast<int64_t>(elem_bytes) : 0;
   if (dim == ndim - 1) {
     if (strides[dim] == 1) {
       std::memcpy(dst, src, static_cast<size_t>(n) * elem_bytes);
       dst += static_cast<size_t>(n) * elem_bytes;
       return;
     }
-    for (int64_t i = 0; i < n; ++i, src += step, dst += elem_bytes) std::memcpy(dst, src, elem_bytes);
+    for (int64_t i = 0; i < n; ++i, dst += elem_bytes) std::memcpy(dst, src + i * step, elem_bytes);
     return;
   }
-  for (int64_t i = 0; i < n; ++i, src += step) copy_dim(dst, src, dim + 1, ndim, shape, strides, elem_bytes);
+  // src + i * step only for addressed elements (i < n): advancing past the last one could leave the address space
+  // (a size-1 dim may carry any stride), which is undefined pointer arithmetic even if never dereferenced.
+  for (int64_t i = 0; i < n; ++i) copy_dim(dst, src + i * step, dim + 1, ndim, shape, strides, elem_bytes);
 }
 
 }  // namespace

@@ -122,17 +122,17 @@ void copy(const std::vector<Tensor>& src, const std::vector<Tensor>& dst, OrtSyn
     throw Error(ErrorKind::kInvalidArgument, "copy: " + std::to_string(src.size()) + " sources but " +
                                                  std::to_string(dst.size()) + " destinations");
   }
+  // Every pair is validated before anything is written: a bad pair must not leave earlier destinations copied.
+  for (size_t i = 0; i < src.size(); ++i) check_pair(src[i], dst[i], i);
   std::vector<const OrtValue*> env_src;
   std::vector<OrtValue*> env_dst;
   std::vector<const OrtMemoryInfo*> src_mem, dst_mem;
+  std::vector<size_t> host_pairs;
   for (size_t i = 0; i < src.size(); ++i) {
-    check_pair(src[i], dst[i], i);
     const OrtMemoryInfo* sm = src[i].memory_info();
     const OrtMemoryInfo* dm = dst[i].memory_info();
     if (host_accessible(sm) && host_accessible(dm)) {
-      // ORT has no host-to-host data transfer.
-      const size_t bytes = src[i].byte_size();
-      if (bytes != 0 && src[i].data() != dst[i].data()) std::memcpy(dst[i].data(), src[i].data(), bytes);
+      host_pairs.push_back(i);
       continue;
     }
     env_src.push_back(src[i].ort_value());
@@ -140,7 +140,14 @@ void copy(const std::vector<Tensor>& src, const std::vector<Tensor>& dst, OrtSyn
     src_mem.push_back(sm);
     dst_mem.push_back(dm);
   }
+  // The transfers that can fail (no data transfer for a pair, a device error) go first, so that such a failure
+  // leaves the host destinations untouched.
   if (!env_src.empty()) copy_through_env(env_src, env_dst, src_mem, dst_mem, stream);
+  // ORT has no host-to-host data transfer.
+  for (size_t i : host_pairs) {
+    const size_t bytes = src[i].byte_size();
+    if (bytes != 0 && src[i].data() != dst[i].data()) std::memcpy(dst[i].data(), src[i].data(), bytes);
+  }
 }
 
 void copy(const Tensor& src, const Tensor& dst, OrtSyncStream* stream) { copy(std::vector<Tensor>{src}, std::vector<Tensor>{dst}, stream); }

@@ -1,70 +1,31 @@
 // The core on a plugin EP's device: allocation through the env's shared allocator, copies through its data
 // transfer, DLPack export/import of memory the host cannot touch (the virtual device keeps it PROT_NONE).
-#include <dlfcn.h>
 #include <gtest/gtest.h>
 
 #include <cstring>
 #include <vector>
 
-#include "ortdlpack/virtual_device.h"
 #include "support.h"
+#include "virtual_device_env.h"
 
 namespace ortdlpack {
 namespace {
 
-struct CounterAbi {
-  decltype(&ortdlpack_vd_get_counters) get = nullptr;
-  decltype(&ortdlpack_vd_reset_counters) reset = nullptr;
-  decltype(&ortdlpack_vd_fail_alloc_at) fail_alloc_at = nullptr;
-  decltype(&ortdlpack_vd_fail_copy_at) fail_copy_at = nullptr;
-  decltype(&ortdlpack_vd_is_device_pointer) is_device_pointer = nullptr;
-};
+using test::host_iota;
 
 class PluginDevice : public ::testing::Test {
  protected:
-  static void SetUpTestSuite() {
-    check(ort().RegisterExecutionProviderLibrary(env(), "ortdlpack_vd", ORTDLPACK_VD_PATH));
-    void* lib = dlopen(ORTDLPACK_VD_PATH, RTLD_NOW | RTLD_NOLOAD);
-    ASSERT_NE(lib, nullptr);
-    vd.get = reinterpret_cast<decltype(vd.get)>(dlsym(lib, "ortdlpack_vd_get_counters"));
-    vd.reset = reinterpret_cast<decltype(vd.reset)>(dlsym(lib, "ortdlpack_vd_reset_counters"));
-    vd.fail_alloc_at = reinterpret_cast<decltype(vd.fail_alloc_at)>(dlsym(lib, "ortdlpack_vd_fail_alloc_at"));
-    vd.fail_copy_at = reinterpret_cast<decltype(vd.fail_copy_at)>(dlsym(lib, "ortdlpack_vd_fail_copy_at"));
-    vd.is_device_pointer =
-        reinterpret_cast<decltype(vd.is_device_pointer)>(dlsym(lib, "ortdlpack_vd_is_device_pointer"));
-    dlclose(lib);  // RTLD_NOLOAD took a reference; ORT keeps its own
-    const OrtEpDevice* const* all = nullptr;
-    size_t n = 0;
-    check(ort().GetEpDevices(env(), &all, &n));
-    for (size_t i = 0; i < n; ++i) {
-      if (std::string(ort().EpDevice_EpName(all[i])) == ORTDLPACK_VD_EP_NAME) devices.push_back(all[i]);
-    }
-  }
-  static void TearDownTestSuite() {
-    devices.clear();
-    check(ort().UnregisterExecutionProviderLibrary(env(), "ortdlpack_vd"));
-  }
+  static void SetUpTestSuite() { vd = test::VirtualDeviceEnv::load("ortdlpack_vd"); }
+  static void TearDownTestSuite() { vd.unload(); }
   void SetUp() override {
-    vd.reset();
-    vd.get(&baseline);
+    vd.reset_counters();
+    baseline = vd.counters();
   }
-  OrtdlpackVdCounters counters() const {
-    OrtdlpackVdCounters c{};
-    vd.get(&c);
-    return c;
-  }
-  const OrtMemoryInfo* device_memory(size_t i) const {
-    return ort().EpDevice_MemoryInfo(devices.at(i), OrtDeviceMemoryType_DEFAULT);
-  }
-  static Tensor host_iota(size_t n) {
-    Tensor t = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {static_cast<int64_t>(n)}, DLDevice{kDLCPU, 0});
-    auto* f = static_cast<float*>(t.data());
-    for (size_t i = 0; i < n; ++i) f[i] = static_cast<float>(i) + 0.25f;
-    return t;
-  }
+  static OrtdlpackVdCounters counters() { return vd.counters(); }
+  static const OrtMemoryInfo* device_memory(size_t i) { return vd.memory(i); }
 
-  static inline CounterAbi vd;
-  static inline std::vector<const OrtEpDevice*> devices;
+  static inline test::VirtualDeviceEnv vd;
+  static inline const std::vector<const OrtEpDevice*>& devices = vd.devices;
   OrtdlpackVdCounters baseline{};
 };
 
@@ -154,7 +115,7 @@ TEST_F(PluginDevice, BatchOf100TensorsIsOneTransferCall) {
     host.push_back(host_iota(4));
     dev.push_back(allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, device_memory(0)));
   }
-  vd.reset();
+  vd.reset_counters();
   copy(host, dev);
   OrtdlpackVdCounters c = counters();
   EXPECT_EQ(c.copy_calls, 1u);
@@ -163,7 +124,7 @@ TEST_F(PluginDevice, BatchOf100TensorsIsOneTransferCall) {
   // Mixed destinations split into one call per (source memory, destination memory) pair.
   std::vector<Tensor> mixed;
   for (int i = 0; i < 100; ++i) mixed.push_back(allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, device_memory(i % 2)));
-  vd.reset();
+  vd.reset_counters();
   copy(dev, mixed);
   c = counters();
   EXPECT_EQ(c.copy_calls, 2u);
@@ -210,7 +171,7 @@ TEST_F(PluginDevice, CpuSessionRunsOnAFeedInDeviceMemory) {
   {
     Session session(ort_session);
     Tensor x = to(host_iota(8), device_memory(0));
-    vd.reset();
+    vd.reset_counters();
     std::vector<Tensor> y = session.run({{"X", x}});
     ASSERT_EQ(y.size(), 1u);
     EXPECT_EQ(y[0].device().device_type, kDLCPU);
