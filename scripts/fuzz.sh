@@ -29,7 +29,12 @@ if [[ "$which" == cpp || "$which" == all ]]; then
       if command -v "$c" > /dev/null; then cxx="$c"; break; fi
     done
   fi
-  [[ -n "$cxx" ]] || { echo "fuzz.sh: no clang++ found (apt-get install clang-16 libclang-rt-16-dev)" >&2; exit 2; }
+  if [[ -z "$cxx" ]]; then  # from Debian, as scripts/setup.sh does for the build tools
+    echo "fuzz.sh: installing clang-16 and libFuzzer (libclang-rt-16-dev)"
+    if [[ $(id -u) -eq 0 ]]; then apt-get install -y -qq clang-16 libclang-rt-16-dev; else
+      sudo apt-get install -y -qq clang-16 libclang-rt-16-dev; fi
+    cxx=clang++-16
+  fi
   cc="${cxx/clang++/clang}"
   cmake -S fuzz -B "$build" -G Ninja -DCMAKE_C_COMPILER="$cc" -DCMAKE_CXX_COMPILER="$cxx" > /dev/null
   cmake --build "$build" --target fuzz_import
@@ -50,6 +55,7 @@ fi
 
 if [[ "$which" == python || "$which" == all ]]; then
   py="${PYTHON:-$root/.venv/bin/python}"
+  "$py" -c "import atheris" 2> /dev/null || "$py" -m pip install -q atheris==3.0.0
   if "$py" -c "import atheris, ortdlpack" 2> /dev/null; then
     echo "== fuzz_python: ${minutes} min"
     mkdir -p "$build/corpus/python" "$build/artifacts"
