@@ -165,6 +165,23 @@ TEST_F(PluginDevice, InjectedCopyFailureIsAnErrorAndLeaksNothing) {
   EXPECT_EQ(counters().failed_copies, 1u);
 }
 
+TEST_F(PluginDevice, CopiesOnAnEpSyncStream) {
+  // A stream-aware EP gets the stream with the copy; the virtual device's stream is in-order and completes copies
+  // before CopyTensors returns (plugins/virtual_device/README.md), so the bytes are readable right after.
+  OrtSyncStream* stream = nullptr;
+  check(ort().CreateSyncStreamForEpDevice(devices[0], nullptr, &stream));
+  ASSERT_NE(ort().SyncStream_GetHandle(stream), nullptr);
+  {
+    Tensor host = host_iota(64);
+    Tensor dev = to(host, device_memory(0), stream);
+    Tensor back = to(dev, DLDevice{kDLCPU, 0}, stream);
+    EXPECT_EQ(std::memcmp(back.data(), host.data(), 256), 0);
+    EXPECT_EQ(counters().bytes_h2d, 256u);
+    EXPECT_EQ(counters().bytes_d2h, 256u);
+  }
+  ort().ReleaseSyncStream(stream);
+}
+
 TEST_F(PluginDevice, CpuSessionRunsOnAFeedInDeviceMemory) {
   // ORT itself would hand the device pointer to the CPU kernel; ortdlpack::Session stages it through the transfer.
   OrtSession* ort_session = test::make_add_session(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {8});
