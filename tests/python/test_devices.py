@@ -18,87 +18,15 @@ from onnx import TensorProto, helper
 
 import ortdlpack as od
 import ortdlpack.testing
-from conftest import IS_COPIED, FakeProducer, capsule_name, read_versioned
+from conftest import COUNTER_FIELDS, EP_NAME, IS_COPIED, STATE_FIELDS, FakeProducer, capsule_name, read_versioned
 
 KDLCPU, KDLEXTDEV = 1, 12
 VENDOR_ID = 0xD1A9
-EP_NAME = "VirtualDeviceEP"
-
-_FIELDS = ("allocs", "frees", "live_bytes", "copies", "bytes_h2d", "bytes_d2h", "bytes_d2d", "live_allocs",
-           "host_allocs", "host_frees", "host_live_bytes", "bytes_h2h", "copy_calls", "failed_allocs",
-           "failed_copies")
-_STATE = ("live_bytes", "live_allocs", "host_live_bytes")  # not reset by ortdlpack_vd_reset_counters
-
-
-class Counters(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_uint64) for n in _FIELDS]
-
-
-# --- the plugin: registered once per process (another module may have done it already) --------------------------
-
-
-_REGISTERED_NAME = "ortdlpack_virtual_device"
-
-
-@pytest.fixture(scope="module")
-def vd():
-    """(ctypes CDLL of the plugin, [EP device 0, EP device 1])."""
-    try:
-        path = ortdlpack.testing.virtual_device_library()
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
-
-    def ours():
-        found = {}
-        for d in ort.get_ep_devices():
-            if d.ep_name == EP_NAME and os.path.realpath(d.ep_metadata.get("library_path", "")) == os.path.realpath(path):
-                found.setdefault(d.device.device_id, d)
-        return [found[i] for i in sorted(found)]
-
-    registered_here = not ours()
-    if registered_here:
-        od.register_execution_provider_library(_REGISTERED_NAME, path)
-    devices = ours()
-    assert len(devices) == 2, "the virtual device plugin must expose two devices"
-    lib = ctypes.CDLL(path)  # same path as the registered library: the same loaded copy, the same counters
-    lib.ortdlpack_vd_get_counters.argtypes = [ctypes.POINTER(Counters)]
-    lib.ortdlpack_vd_is_device_pointer.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
-    lib.ortdlpack_vd_is_device_pointer.restype = ctypes.c_int
-    lib.ortdlpack_vd_guard_enabled.restype = ctypes.c_int
-    yield lib, devices
-    if registered_here:  # leave the process as found: other modules register the library themselves
-        del devices
-        gc.collect()
-        ort.unregister_execution_provider_library(_REGISTERED_NAME)
-
-
-@pytest.fixture
-def counters(vd):
-    """Resets the plugin's counters; `counters()` returns the events since then (state fields as they are now).
-    After the test every device allocation it made must be freed again."""
-    lib, _ = vd
-
-    def read():
-        c = Counters()
-        lib.ortdlpack_vd_get_counters(ctypes.byref(c))
-        return {n: getattr(c, n) for n in _FIELDS}
-
-    gc.collect()
-    lib.ortdlpack_vd_fail_alloc_at(ctypes.c_uint64(0))
-    lib.ortdlpack_vd_fail_copy_at(ctypes.c_uint64(0))
-    lib.ortdlpack_vd_reset_counters()
-    base = read()
-    yield read
-    gc.collect()
-    end = read()
-    for n in _STATE:
-        assert end[n] == base[n], f"{n}: {base[n]} before the test, {end[n]} after (leak)"
-    assert end["allocs"] == end["frees"] and end["host_allocs"] == end["host_frees"]
 
 
 def events(c: dict, **expected) -> None:
     """Asserts the event counters: every name given has that value, every other event counter is 0."""
-    got = {n: c[n] for n in _FIELDS if n not in _STATE}
+    got = {n: c[n] for n in COUNTER_FIELDS if n not in STATE_FIELDS}
     want = {n: 0 for n in got}
     want.update(expected)
     assert got == want

@@ -93,26 +93,8 @@ def test_one_ort_per_process():
     assert od._ortdlpack._initialized()
 
 
-@pytest.fixture(scope="module")
-def virtual_device():
-    try:
-        path = ortdlpack.testing.virtual_device_library()
-    except FileNotFoundError as e:
-        pytest.skip(str(e))
-    def ours():
-        return [d for d in ort.get_ep_devices() if d.ep_name != "CPUExecutionProvider"]
-
-    added = 0
-    if not ours():  # once per process: another test module may have registered it already
-        added = od.register_execution_provider_library("ortdlpack_virtual_device", path)
-    devices = ours()
-    if not devices:
-        pytest.skip("the virtual device plugin shows no EP device")
-    return devices[0], added
-
-
-def test_virtual_device_round_trip(virtual_device):
-    ep_device, added = virtual_device
+def test_virtual_device_round_trip(vd):
+    ep_device = vd[1][0]
     dev = od.Device(ep_device)
     assert dev.type != 1  # not CPU memory
     a = np.arange(6, dtype=np.float32)
