@@ -33,6 +33,7 @@ Layout validate(const DLTensor& t, uint64_t flags, const ImportOptions& options)
     invalid("ndim " + std::to_string(t.ndim) + " is out of range [0, " + std::to_string(kMaxNdim) + "]");
   }
   if (t.ndim > 0 && t.shape == nullptr) invalid("shape is NULL with ndim " + std::to_string(t.ndim));
+  if (t.device.device_id < 0) invalid("device_id " + std::to_string(t.device.device_id) + " is negative");
   Layout l{};
   l.type = from_dlpack_dtype(t.dtype, options.uint8_as_bool);
   const uint32_t bits = t.dtype.bits;

@@ -166,6 +166,8 @@ const BadCase kBadCases[] = {
        p.strides[0] = -(int64_t{1} << 60);
      },
      ErrorKind::kInvalidArgument, "strides"},
+    {"negative device id", [](Producer& p) { p.t().device = DLDevice{kDLCUDA, -1}; }, ErrorKind::kInvalidArgument,
+     "device_id -1"},
     {"unknown device", [](Producer& p) { p.t().device = DLDevice{kDLExtDev, 0}; }, ErrorKind::kUnsupported,
      "kDLExtDev:0"},
     {"device type out of range", [](Producer& p) { p.t().device = DLDevice{static_cast<DLDeviceType>(1234), 0}; },
