@@ -6,6 +6,7 @@
 Ways compared, each end to end torch -> ORT -> torch (the output is a torch tensor the caller can use):
   ortdlpack.run                 ortdlpack.run(sess, {"x": t}) + torch.from_dlpack
   ortdlpack.run, outputs=       the same into a preallocated torch tensor (ORT writes into it)
+  ortdlpack.Session.run         ortdlpack.Session(path).run({"x": t}) + torch.from_dlpack (session made and run in C++)
   session.run + numpy           torch.from_numpy(sess.run(None, {"x": t.numpy()})[0])
   run_with_ort_values           OrtValue.from_dlpack(t) -> sess.run_with_ort_values -> torch.from_dlpack
   IOBinding, raw pointers       bind_input/bind_output(..., ptr) on t and a preallocated torch tensor (hand-written)
@@ -51,7 +52,7 @@ def timeit(fns, number: int, repeat: int) -> list:
     return [statistics.median(s) for s in samples]
 
 
-def ways(sess: ort.InferenceSession, x: torch.Tensor):
+def ways(sess: ort.InferenceSession, native: ortdlpack.Session, x: torch.Tensor):
     in_name = sess.get_inputs()[0].name
     out_name = sess.get_outputs()[0].name
     shape = tuple(x.shape)
@@ -64,6 +65,9 @@ def ways(sess: ort.InferenceSession, x: torch.Tensor):
     def w_ortdlpack_out():
         ortdlpack.run(sess, {in_name: x}, outputs={out_name: dst})
         return dst
+
+    def w_native():
+        return torch.from_dlpack(native.run({in_name: x})[0])
 
     def w_numpy():
         return torch.from_numpy(sess.run(None, {in_name: x.numpy()})[0])
@@ -82,6 +86,7 @@ def ways(sess: ort.InferenceSession, x: torch.Tensor):
     table = [
         ("ortdlpack.run", w_ortdlpack),
         ("ortdlpack.run, outputs=", w_ortdlpack_out),
+        ("ortdlpack.Session.run", w_native),
         ("session.run + numpy", w_numpy),
         ("run_with_ort_values", w_ort_values),
         ("IOBinding, raw pointers", w_iobinding),
@@ -98,8 +103,11 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     paths = make_models(args.models, ["add_tiny", "big_identity_ish"])
+    # Two sessions share 2 cores: threads spinning after one session's run would steal them from the other's, so
+    # every session here is configured alike, without spinning.
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = 2
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     cases = [
         ("add_tiny [1,100]", paths["add_tiny"], (1, 100), (200, 5) if args.quick else (5000, 9)),
         ("64 MiB [16,1024,1024]", paths["big_identity_ish"], (16, 1024, 1024), (2, 3) if args.quick else (5, 7)),
@@ -108,13 +116,15 @@ def main(argv=None) -> int:
     labels = []
     for case, path, shape, (number, repeat) in cases:
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+        native = ortdlpack.Session(path, intra_op_num_threads=opts.intra_op_num_threads,
+                                   config={"session.intra_op.allow_spinning": "0"})
         x = torch.rand(shape, dtype=torch.float32)
-        table = ways(sess, x)
+        table = ways(sess, native, x)
         for (label, _), t in zip(table, timeit([fn for _, fn in table], number, repeat)):
             if label not in labels:
                 labels.append(label)
             results[(case, label)] = t
-        del sess, x
+        del sess, native, x
 
     base = "session.run + numpy"
     head = f"| {'way (torch in, torch out)':<26} |" + "".join(f" {c} us | ratio |" for c, *_ in cases)

@@ -5,9 +5,10 @@
 
     images --[feature.onnx]--> features --[torch: normalise + ReLU]--> features' --[head.onnx]--> logits
 
-usual path      session.run with numpy in and out: x.numpy(), torch.from_numpy(...), f.numpy()
-ortdlpack path  ortdlpack.run with torch tensors in, torch.from_dlpack(...) out, logits written into a
-                preallocated torch tensor
+usual path         session.run with numpy in and out: x.numpy(), torch.from_numpy(...), f.numpy()
+ortdlpack.run      the same InferenceSessions with torch tensors in, torch.from_dlpack(...) out, logits written into
+                   a preallocated torch tensor
+ortdlpack.Session  the same, with sessions created and run by the C++ core
 
 Both paths must give the same logits (checked). For a small (N=1) and a large (N=64) batch it prints the time per
 iteration, the bytes copied per iteration by the conversions between frameworks (measured, by comparing the data
@@ -83,6 +84,18 @@ def ortdlpack_path(feature, head, x: torch.Tensor, logits: torch.Tensor, meter: 
     return logits
 
 
+def native_path(feature, head, x: torch.Tensor, logits: torch.Tensor, meter: CopyMeter) -> torch.Tensor:
+    """The same with ortdlpack.Session: the sessions are created and run by the C++ core (no onnxruntime Python
+    layer per call)."""
+    (feat_t,) = feature.run({"x": x})
+    feat = torch.from_dlpack(feat_t)
+    meter.same(np.from_dlpack(feat_t).ctypes.data, feat.data_ptr(), feat.nbytes)
+    f = torch_step(feat)
+    (out,) = head.run({"feat": f}, outputs={"logits": logits})
+    meter.same(np.from_dlpack(out).ctypes.data, logits.data_ptr(), logits.nbytes)
+    return logits
+
+
 def measure(fns, budget_s: float, min_iters: int = 5):
     """Seconds per iteration of each function (median), timed alternately so that machine load hits all alike."""
     for fn in fns:  # warm-up
@@ -104,33 +117,48 @@ def main(argv=None) -> int:
     args = parser.parse_args(argv)
 
     paths = make_models(args.models, ["feature", "head"])
+    threads = min(2, os.cpu_count() or 1)
+    # All sessions alike, without spinning threads: they share the cores, and a pool spinning after one session's
+    # run would slow the next session's.
+    config = {"session.intra_op.allow_spinning": "0"}
     opts = ort.SessionOptions()
-    opts.intra_op_num_threads = min(2, os.cpu_count() or 1)
+    opts.intra_op_num_threads = threads
+    for key, value in config.items():
+        opts.add_session_config_entry(key, value)
     feature = ort.InferenceSession(paths["feature"], opts, providers=["CPUExecutionProvider"])
     head = ort.InferenceSession(paths["head"], opts, providers=["CPUExecutionProvider"])
+    feature_n = ortdlpack.Session(paths["feature"], intra_op_num_threads=threads, config=config)
+    head_n = ortdlpack.Session(paths["head"], intra_op_num_threads=threads, config=config)
     torch.set_num_threads(1)
     print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, ortdlpack {ortdlpack.__version__}; "
           f"models in {args.models}")
-    print(f"{'batch':>5} | {'path':<10} | {'ms/iter':>8} | {'bytes copied/iter':>17} | iters")
-    print("-" * 58)
+    print("usual: InferenceSession.run with .numpy()/torch.from_numpy; ortdlpack.run: the same InferenceSessions fed "
+          "torch tensors; ortdlpack.Session: sessions run by the C++ core")
+    print(f"{'batch':>5} | {'path':<17} | {'ms/iter':>8} | {'speed-up':>8} | {'bytes copied/iter':>17} | iters")
+    print("-" * 77)
     for n in (1, 64):
         x = torch.rand(n, 3, 64, 64, generator=torch.Generator().manual_seed(n))
         logits_buf = torch.empty(n, 10)
-        # Same logits both ways.
-        m_usual, m_ort = CopyMeter(), CopyMeter()
-        ref = usual_path(feature, head, x, m_usual).clone()
-        got = ortdlpack_path(feature, head, x, logits_buf, m_ort)
-        np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
-        copied = {"usual": m_usual.bytes, "ortdlpack": m_ort.bytes}
-
-        (t_usual, t_ort), iters = measure(
-            [lambda: usual_path(feature, head, x, CopyMeter()),
-             lambda: ortdlpack_path(feature, head, x, logits_buf, CopyMeter())], 2 * args.budget)
-        print(f"{n:>5} | {'usual':<10} | {t_usual * 1e3:>8.3f} | {copied['usual']:>17,} | {iters}")
-        print(f"{n:>5} | {'ortdlpack':<10} | {t_ort * 1e3:>8.3f} | {copied['ortdlpack']:>17,} | {iters}")
-        print(f"{n:>5} | speed-up   | {t_usual / t_ort:>7.2f}x | results equal (assert_allclose)")
-    print("(CPU tensors: torch.numpy()/from_numpy are views, so the usual path copies nothing here either; on a GPU the"
-          " usual path needs .cpu() and .to(device) around every session.run)")
+        paths_run = {
+            "usual": lambda meter: usual_path(feature, head, x, meter),
+            "ortdlpack.run": lambda meter: ortdlpack_path(feature, head, x, logits_buf, meter),
+            "ortdlpack.Session": lambda meter: native_path(feature_n, head_n, x, logits_buf, meter),
+        }
+        # Same logits every way, and the bytes each way copies between frameworks.
+        copied = {}
+        ref = None
+        for name, fn in paths_run.items():
+            meter = CopyMeter()
+            got = fn(meter).clone()
+            copied[name] = meter.bytes
+            if ref is None:
+                ref = got
+            np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
+        times, iters = measure([lambda fn=fn: fn(CopyMeter()) for fn in paths_run.values()], 2 * args.budget)
+        for (name, _), t in zip(paths_run.items(), times):
+            print(f"{n:>5} | {name:<17} | {t * 1e3:>8.3f} | {times[0] / t:>7.2f}x | {copied[name]:>17,} | {iters}")
+    print("results equal every way (assert_allclose). CPU tensors: torch .numpy()/from_numpy are views, so the usual "
+          "path copies nothing here either; on a GPU it needs .cpu() and .to(device) around every session.run.")
     return 0
 
 

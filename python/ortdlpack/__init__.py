@@ -49,6 +49,7 @@ _hand_over()
 from ._ortdlpack import (  # noqa: E402
     DLPACK_VERSION,
     Device,
+    Session,
     Tensor,
     __version__,
     from_dlpack,
@@ -80,6 +81,7 @@ from .session import run  # noqa: E402
 __all__ = [
     "DLPACK_VERSION",
     "Device",
+    "Session",
     "Tensor",
     "__version__",
     "as_ortvalue",

@@ -1,5 +1,7 @@
 """Typed surface of the _ortdlpack extension (re-exported by ortdlpack)."""
 
+import os
+from collections.abc import Mapping, Sequence
 from typing import Any, Final, Protocol, Union
 
 import numpy as np
@@ -62,6 +64,32 @@ class Tensor:
     def read_only(self) -> bool: ...
     @property
     def ortvalue(self) -> onnxruntime.OrtValue: ...
+
+class Session:
+    """An ONNX Runtime session created and run in C++ (ortdlpack::Session) on the env shared with onnxruntime."""
+
+    def __init__(
+        self,
+        model: str | os.PathLike[str] | bytes,
+        *,
+        intra_op_num_threads: int | None = None,
+        inter_op_num_threads: int | None = None,
+        ep: str | None = None,
+        ep_options: dict[str, str] | None = None,
+        config: dict[str, str] | None = None,
+    ) -> None: ...
+    @property
+    def input_names(self) -> tuple[str, ...]: ...
+    @property
+    def output_names(self) -> tuple[str, ...]: ...
+    def run(
+        self,
+        feeds: Mapping[str, _DLPackProducer | onnxruntime.OrtValue | Tensor],
+        output_names: Sequence[str] | None = None,
+        *,
+        outputs: Mapping[str, _DLPackProducer | onnxruntime.OrtValue | Tensor] | None = None,
+        device: DeviceLike | None = None,
+    ) -> list[Tensor]: ...
 
 def from_dlpack(
     x: _DLPackProducer | CapsuleType | onnxruntime.OrtValue | Tensor,

@@ -11,7 +11,8 @@ destinations that ORT writes into directly (same memory, never a copy); ``device
 are allocated (default: where the session's execution provider produces them).
 
 Names, element types, ranks and fixed dimensions are checked against the model before ORT runs; errors name the
-input or output: ``ValueError`` for names/shapes, ``TypeError`` for element types and objects that are not tensors.
+input or output: ``ValueError`` for names, element types and shapes (as ``ortdlpack.Session`` and the C++ core),
+``TypeError`` for objects that are not tensors.
 The model's metadata is read once per session (cached in a WeakKeyDictionary) and IOBinding objects are reused.
 
 Only the public API of the ``ortdlpack`` package and of ``onnxruntime`` is used here.
@@ -105,10 +106,10 @@ class _Io:
         self.check(value.data_type(), value.shape(), role)
 
     def check(self, vtype: str, shape, role: str) -> None:
-        """Checks an element type (ONNX type string) and shape against the declaration; raises TypeError/ValueError
-        naming the input or output."""
+        """Checks an element type (ONNX type string) and shape against the declaration; raises ValueError naming the
+        input or output."""
         if vtype != self.type:
-            self._fail(TypeError, "element type mismatch", vtype, shape, role)
+            self._fail(ValueError, "element type mismatch", vtype, shape, role)
         if self.rank is None:
             return
         if len(shape) != self.rank:
@@ -214,8 +215,8 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
     :param device: where outputs without a destination are allocated: ``'cpu'``, ``'cuda:0'`` or a DLPack
         ``(device_type, device_id)`` tuple. Default: where the session's execution provider produces them.
     :param run_options: an ``onnxruntime.RunOptions``, passed through.
-    :raises ValueError: unknown, duplicate or missing names; rank or fixed-dimension mismatch.
-    :raises TypeError: element type mismatch; a feed that is not a tensor.
+    :raises ValueError: unknown, duplicate or missing names; element type, rank or fixed-dimension mismatch.
+    :raises TypeError: a feed that is not a tensor.
     """
     info = _info(session)
     if not isinstance(feeds, Mapping):

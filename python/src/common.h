@@ -75,4 +75,8 @@ PyTypeObject* tensor_type();
 inline bool is_tensor(nb::handle h) { return Py_TYPE(h.ptr()) == tensor_type() || PyObject_TypeCheck(h.ptr(), tensor_type()); }
 inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
 
+// session.cc -----------------------------------------------------------------------------------------------------
+// ortdlpack.Session: an OrtSession made with the C API on env() and run by ortdlpack::Session.
+void bind_session(nb::module_& m);
+
 }  // namespace ortdlpack::py

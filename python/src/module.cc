@@ -72,6 +72,7 @@ NB_MODULE(_ortdlpack, m) {
   bind_device(m);
   bind_tensor(m);
   bind_dlpack(m);
+  bind_session(m);
 
   m.def("_initialized", [] {
     try {
