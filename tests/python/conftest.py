@@ -308,3 +308,19 @@ def counters(vd):
     for n in STATE_FIELDS:
         assert end[n] == base[n], f"{n}: {base[n]} before the test, {end[n]} after (leak)"
     assert end["allocs"] == end["frees"] and end["host_allocs"] == end["host_frees"]
+
+
+def assert_runs_do_not_grow_rss(run_once, runs: int = 10_000, warmup: int = 1_000, limit: int = 8 << 20) -> None:
+    """Calls run_once(i) `runs` times after a warm-up (allocator pools, caches) and asserts RSS grew less than
+    `limit` bytes: nothing leaks per run."""
+    psutil = pytest.importorskip("psutil")
+    proc = psutil.Process()
+    for i in range(warmup):
+        run_once(i)
+    gc.collect()
+    before = proc.memory_info().rss
+    for i in range(runs):
+        run_once(i)
+    gc.collect()
+    grown = proc.memory_info().rss - before
+    assert grown < limit, f"RSS grew by {grown / 1e6:.1f} MB over {runs:,} runs"

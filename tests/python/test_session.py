@@ -11,6 +11,7 @@ import onnxruntime as ort
 import pytest
 
 import ortdlpack
+from conftest import assert_runs_do_not_grow_rss
 
 # ortdlpack.run is ortdlpack.session.run (exported by the package's __init__).
 from ortdlpack.session import run  # noqa: E402
@@ -247,22 +248,13 @@ def test_feeds_are_not_held_after_run(add):
 
 
 def test_ten_thousand_runs_do_not_grow_rss(add):
-    psutil = pytest.importorskip("psutil")
-    proc = psutil.Process()
     x = torch.from_numpy(_x())
     dst = torch.empty(1, 100)
 
-    def burst(n):
-        for i in range(n):
-            if i % 2:
-                run(add, {"x": x}, outputs={"y": dst})
-            else:
-                torch.from_dlpack(run(add, {"x": x})[0])
+    def run_once(i):
+        if i % 2:
+            run(add, {"x": x}, outputs={"y": dst})
+        else:
+            torch.from_dlpack(run(add, {"x": x})[0])
 
-    burst(1000)  # warm-up: allocator pools, caches
-    gc.collect()
-    before = proc.memory_info().rss
-    burst(10000)
-    gc.collect()
-    grown = proc.memory_info().rss - before
-    assert grown < 8 * 1024 * 1024, f"RSS grew by {grown / 1e6:.1f} MB over 10,000 runs"
+    assert_runs_do_not_grow_rss(run_once)
