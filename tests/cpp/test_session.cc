@@ -10,6 +10,7 @@
 
 #include <gtest/gtest.h>
 
+#include "model_builder.h"
 #include "ortdlpack/ortdlpack.h"
 
 namespace {
@@ -19,13 +20,6 @@ using ortdlpack::ErrorKind;
 using ortdlpack::Tensor;
 
 const OrtApi* g_api = nullptr;
-
-void Ok(OrtStatus* status) {
-  if (status == nullptr) return;
-  std::string message = g_api->GetErrorMessage(status);
-  g_api->ReleaseStatus(status);
-  FAIL() << message;
-}
 
 // --- DLPack tensors over test-owned buffers, with counted deleters ------------------------------------------------
 
@@ -69,64 +63,7 @@ Tensor Import(void* data, std::vector<int64_t> shape, DLDataType dtype = {kDLFlo
 
 // --- models built with the Model Editor API ------------------------------------------------------------------------
 
-struct ModelBuilder {
-  const OrtModelEditorApi* ed = g_api->GetModelEditorApi();
-  OrtGraph* graph = nullptr;
-
-  ModelBuilder() { Ok(ed->CreateGraph(&graph)); }
-
-  OrtValueInfo* Value(const char* name, ONNXTensorElementDataType type, std::vector<int64_t> dims,
-                      std::vector<const char*> symbols = {}) {
-    OrtTensorTypeAndShapeInfo* tensor_info = nullptr;
-    Ok(g_api->CreateTensorTypeAndShapeInfo(&tensor_info));
-    Ok(g_api->SetTensorElementType(tensor_info, type));
-    Ok(g_api->SetDimensions(tensor_info, dims.data(), dims.size()));
-    if (!symbols.empty()) Ok(g_api->SetSymbolicDimensions(tensor_info, symbols.data(), symbols.size()));
-    OrtTypeInfo* type_info = nullptr;
-    Ok(ed->CreateTensorTypeInfo(tensor_info, &type_info));
-    OrtValueInfo* value_info = nullptr;
-    Ok(ed->CreateValueInfo(name, type_info, &value_info));
-    g_api->ReleaseTypeInfo(type_info);
-    g_api->ReleaseTensorTypeAndShapeInfo(tensor_info);
-    return value_info;
-  }
-
-  void Node(const char* op, std::vector<const char*> in, std::vector<const char*> out) {
-    OrtNode* node = nullptr;
-    Ok(ed->CreateNode(op, "", (std::string(op) + "_" + out[0]).c_str(), in.data(), in.size(), out.data(), out.size(),
-                      nullptr, 0, &node));
-    Ok(ed->AddNodeToGraph(graph, node));
-  }
-
-  void Initializer(const char* name, std::vector<int64_t> dims, const std::vector<float>& data) {
-    OrtAllocator* allocator = nullptr;
-    Ok(g_api->GetAllocatorWithDefaultOptions(&allocator));
-    OrtValue* value = nullptr;
-    Ok(g_api->CreateTensorAsOrtValue(allocator, dims.data(), dims.size(), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, &value));
-    void* p = nullptr;
-    Ok(g_api->GetTensorMutableData(value, &p));
-    std::memcpy(p, data.data(), data.size() * sizeof(float));
-    Ok(ed->AddInitializerToGraph(graph, name, value, false));
-  }
-
-  OrtSession* Build(std::vector<OrtValueInfo*> inputs, std::vector<OrtValueInfo*> outputs) {
-    Ok(ed->SetGraphInputs(graph, inputs.data(), inputs.size()));
-    Ok(ed->SetGraphOutputs(graph, outputs.data(), outputs.size()));
-    const char* domains[] = {""};
-    const int opsets[] = {18};
-    OrtModel* model = nullptr;
-    Ok(ed->CreateModel(domains, opsets, 1, &model));
-    Ok(ed->AddGraphToModel(model, graph));
-    OrtSessionOptions* options = nullptr;
-    Ok(g_api->CreateSessionOptions(&options));
-    Ok(g_api->SetIntraOpNumThreads(options, 1));
-    OrtSession* session = nullptr;
-    Ok(ed->CreateSessionFromModel(ortdlpack::env(), model, options, &session));
-    g_api->ReleaseSessionOptions(options);
-    g_api->ReleaseModel(model);
-    return session;
-  }
-};
+using ortdlpack::examples::ModelBuilder;
 
 constexpr ONNXTensorElementDataType kF32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
 

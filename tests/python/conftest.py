@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import sys
 
 import numpy as np
 import onnxruntime as ort
@@ -324,3 +325,31 @@ def assert_runs_do_not_grow_rss(run_once, runs: int = 10_000, warmup: int = 1_00
     gc.collect()
     grown = proc.memory_info().rss - before
     assert grown < limit, f"RSS grew by {grown / 1e6:.1f} MB over {runs:,} runs"
+
+
+# --- models for the session tests (scripts/make_models.py), built once per test session -------------------------
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
+from make_models import make_models  # noqa: E402
+
+
+@pytest.fixture(scope="session")
+def models(tmp_path_factory):
+    return make_models(str(tmp_path_factory.mktemp("models")), ["add_tiny", "feature", "head"])
+
+
+def cpu_session(path) -> ort.InferenceSession:
+    """A plain onnxruntime session on the CPU EP with one intra-op thread."""
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+
+
+def tiny_input() -> np.ndarray:
+    """The add_tiny model's input, float32[1,100]."""
+    return np.arange(100, dtype=np.float32).reshape(1, 100) / 7
+
+
+def data_ptr(t) -> int:
+    """Host data pointer of any DLPack producer, as numpy sees it."""
+    return np.from_dlpack(t).ctypes.data

@@ -3,69 +3,45 @@
 from __future__ import annotations
 
 import gc
-import os
-import sys
 
 import numpy as np
 import onnxruntime as ort
 import pytest
 
 import ortdlpack
-from conftest import assert_runs_do_not_grow_rss
+from conftest import assert_runs_do_not_grow_rss, cpu_session, data_ptr, tiny_input
 
 # ortdlpack.run is ortdlpack.session.run (exported by the package's __init__).
 from ortdlpack.session import run  # noqa: E402
 
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from make_models import make_models  # noqa: E402
 
 torch = pytest.importorskip("torch")
 
 
 @pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    return make_models(str(tmp_path_factory.mktemp("models")), ["add_tiny", "feature", "head"])
-
-
-def _session(path):
-    opts = ort.SessionOptions()
-    opts.intra_op_num_threads = 1
-    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-
-
-@pytest.fixture(scope="module")
 def add(models):
-    return _session(models["add_tiny"])
+    return cpu_session(models["add_tiny"])
 
 
 @pytest.fixture(scope="module")
 def feature(models):
-    return _session(models["feature"])
+    return cpu_session(models["feature"])
 
 
 @pytest.fixture(scope="module")
 def head(models):
-    return _session(models["head"])
-
-
-def _x():
-    return np.arange(100, dtype=np.float32).reshape(1, 100) / 7
+    return cpu_session(models["head"])
 
 
 def _expected(add, x):
     return add.run(None, {"x": np.asarray(x)})[0]
 
 
-def _ptr(t):
-    return np.from_dlpack(t).ctypes.data
-
-
 # --- feeds from every framework ----------------------------------------------------------------------------------
 
 
 def test_numpy_feed(add):
-    x = _x()
+    x = tiny_input()
     (y,) = run(add, {"x": x})
     assert isinstance(y, ortdlpack.Tensor)
     assert y.shape == (1, 100) and y.dtype == "float32"
@@ -73,7 +49,7 @@ def test_numpy_feed(add):
 
 
 def test_torch_feed_and_consumers_share_memory(add):
-    x = torch.from_numpy(_x())
+    x = torch.from_numpy(tiny_input())
     (y,) = run(add, {"x": x})
     a = np.from_dlpack(y)
     t = torch.from_dlpack(y)
@@ -83,27 +59,27 @@ def test_torch_feed_and_consumers_share_memory(add):
 
 def test_jax_feed(add):
     jnp = pytest.importorskip("jax.numpy")
-    x = jnp.asarray(_x())
+    x = jnp.asarray(tiny_input())
     (y,) = run(add, {"x": x})
     np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, np.asarray(x)))
 
 
 def test_tensorflow_feed(add):
     tf = pytest.importorskip("tensorflow")
-    x = tf.constant(_x())
+    x = tf.constant(tiny_input())
     (y,) = run(add, {"x": x})
     np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, x.numpy()))
 
 
 def test_ortvalue_and_tensor_feeds(add):
-    x = _x()
+    x = tiny_input()
     (y1,) = run(add, {"x": ort.OrtValue.ortvalue_from_numpy(x)})
     (y2,) = run(add, {"x": ortdlpack.from_dlpack(x)})
     np.testing.assert_array_equal(np.from_dlpack(y1), np.from_dlpack(y2))
 
 
 def test_noncontiguous_feed_is_accepted(add):
-    base = torch.from_numpy(np.ascontiguousarray(np.tile(_x(), (2, 1)).T))  # (100, 2)
+    base = torch.from_numpy(np.ascontiguousarray(np.tile(tiny_input(), (2, 1)).T))  # (100, 2)
     x = base.T[:1]  # (1, 100), strided view
     assert not x.is_contiguous()
     (y,) = run(add, {"x": x})
@@ -114,25 +90,25 @@ def test_noncontiguous_feed_is_accepted(add):
 
 
 def test_output_into_preallocated_torch(add):
-    x = torch.from_numpy(_x())
+    x = torch.from_numpy(tiny_input())
     dst = torch.full((1, 100), -1.0)
     (y,) = run(add, {"x": x}, outputs={"y": dst})
-    assert _ptr(y) == dst.data_ptr()
+    assert data_ptr(y) == dst.data_ptr()
     np.testing.assert_array_equal(dst.numpy(), _expected(add, x))
 
 
 def test_output_into_preallocated_numpy(add):
     dst = np.zeros((1, 100), np.float32)
-    (y,) = run(add, {"x": _x()}, outputs={"y": dst})
-    assert _ptr(y) == dst.ctypes.data
-    np.testing.assert_array_equal(dst, _expected(add, _x()))
+    (y,) = run(add, {"x": tiny_input()}, outputs={"y": dst})
+    assert data_ptr(y) == dst.ctypes.data
+    np.testing.assert_array_equal(dst, _expected(add, tiny_input()))
 
 
 def test_device_cpu(add):
-    (y,) = run(add, {"x": _x()}, device="cpu")
+    (y,) = run(add, {"x": tiny_input()}, device="cpu")
     assert y.__dlpack_device__() == (1, 0)
-    (y,) = run(add, {"x": _x()}, ["y"], device=(1, 0))
-    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, _x()))
+    (y,) = run(add, {"x": tiny_input()}, ["y"], device=(1, 0))
+    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, tiny_input()))
 
 
 def test_two_model_pipeline_without_copies(feature, head):
@@ -151,7 +127,7 @@ def test_two_model_pipeline_without_copies(feature, head):
 
 def test_unknown_input(add):
     with pytest.raises(ValueError, match=r"unknown input 'z'.*'x'"):
-        run(add, {"x": _x(), "z": _x()})
+        run(add, {"x": tiny_input(), "z": tiny_input()})
 
 
 def test_missing_input(add):
@@ -161,12 +137,12 @@ def test_missing_input(add):
 
 def test_wrong_dtype(add):
     with pytest.raises(ValueError, match=r"input 'x'.*element type.*float32\[1,100\].*float64\[1,100\]"):
-        run(add, {"x": _x().astype(np.float64)})
+        run(add, {"x": tiny_input().astype(np.float64)})
 
 
 def test_wrong_rank(add):
     with pytest.raises(ValueError, match=r"input 'x'.*rank"):
-        run(add, {"x": _x().reshape(100)})
+        run(add, {"x": tiny_input().reshape(100)})
 
 
 def test_wrong_fixed_dim(feature):
@@ -176,31 +152,31 @@ def test_wrong_fixed_dim(feature):
 
 def test_unknown_and_duplicate_outputs(add):
     with pytest.raises(ValueError, match=r"unknown output 'q'"):
-        run(add, {"x": _x()}, ["q"])
+        run(add, {"x": tiny_input()}, ["q"])
     with pytest.raises(ValueError, match=r"'y' is requested twice"):
-        run(add, {"x": _x()}, ["y", "y"])
+        run(add, {"x": tiny_input()}, ["y", "y"])
     with pytest.raises(ValueError, match=r"unknown output 'q'"):
-        run(add, {"x": _x()}, outputs={"q": np.zeros((1, 100), np.float32)})
+        run(add, {"x": tiny_input()}, outputs={"q": np.zeros((1, 100), np.float32)})
 
 
 def test_preallocated_output_wrong_shape(add):
     with pytest.raises(ValueError, match=r"destination 'y'.*dimension 1"):
-        run(add, {"x": _x()}, outputs={"y": torch.empty(1, 99)})
+        run(add, {"x": tiny_input()}, outputs={"y": torch.empty(1, 99)})
     with pytest.raises(ValueError, match=r"destination 'y'.*element type"):
-        run(add, {"x": _x()}, outputs={"y": torch.empty(1, 100, dtype=torch.float64)})
+        run(add, {"x": tiny_input()}, outputs={"y": torch.empty(1, 100, dtype=torch.float64)})
 
 
 def test_preallocated_output_read_only(add):
     dst = np.zeros((1, 100), np.float32)
     dst.flags.writeable = False
     with pytest.raises((ValueError, BufferError), match=r"'y'"):
-        run(add, {"x": _x()}, outputs={"y": dst})
+        run(add, {"x": tiny_input()}, outputs={"y": dst})
 
 
 def test_preallocated_output_never_copied(add):
     dst = torch.empty(1, 200)[:, ::2]  # (1, 100) with stride 2: ORT could only write into a copy
     with pytest.raises(BufferError, match=r"destination 'y'"):
-        run(add, {"x": _x()}, outputs={"y": dst})
+        run(add, {"x": tiny_input()}, outputs={"y": dst})
 
 
 def test_producer_whose_dlpack_raises(add):
@@ -219,26 +195,26 @@ def test_not_a_tensor(add):
     with pytest.raises(TypeError, match=r"input 'x'.*list"):
         run(add, {"x": [1.0] * 100})
     with pytest.raises(TypeError, match=r"mapping"):
-        run(add, [("x", _x())])
+        run(add, [("x", tiny_input())])
 
 
 # --- lifetimes and leaks ------------------------------------------------------------------------------------------
 
 
 def test_outputs_outlive_session(models):
-    sess = _session(models["add_tiny"])
-    (y,) = run(sess, {"x": _x()})
+    sess = cpu_session(models["add_tiny"])
+    (y,) = run(sess, {"x": tiny_input()})
     t = torch.from_dlpack(y)
     del sess, y
     gc.collect()
-    np.testing.assert_allclose(t.numpy(), _x() + (t.numpy() - _x()))  # still readable
+    np.testing.assert_allclose(t.numpy(), tiny_input() + (t.numpy() - tiny_input()))  # still readable
     assert t.shape == (1, 100)
 
 
 def test_feeds_are_not_held_after_run(add):
     import weakref
 
-    x = torch.from_numpy(_x())
+    x = torch.from_numpy(tiny_input())
     ref = weakref.ref(x)
     run(add, {"x": x})
     run(add, {"x": x}, outputs={"y": torch.empty(1, 100)})
@@ -248,7 +224,7 @@ def test_feeds_are_not_held_after_run(add):
 
 
 def test_ten_thousand_runs_do_not_grow_rss(add):
-    x = torch.from_numpy(_x())
+    x = torch.from_numpy(tiny_input())
     dst = torch.empty(1, 100)
 
     def run_once(i):
