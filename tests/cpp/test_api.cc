@@ -1,0 +1,58 @@
+// init(), check() and env(): the one boundary where ORT statuses become ortdlpack::Error.
+#include "ortdlpack/api.h"
+
+#include <gtest/gtest.h>
+
+#include <string>
+
+#include "ortdlpack/error.h"
+
+namespace ortdlpack {
+namespace {
+
+// An ORT that knows no API version at all (what a too-old ORT looks like to init()).
+const OrtApi* no_api(uint32_t) noexcept { return nullptr; }
+const char* no_version() noexcept { return "0.0.0-test"; }
+const OrtApiBase kForeignBase{no_api, no_version};
+
+ErrorKind kind_of(OrtErrorCode code) {
+  try {
+    check(ort().CreateStatus(code, "from the test"));
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("from the test"), std::string::npos) << e.what();
+    return e.kind();
+  }
+  ADD_FAILURE() << "check() did not throw";
+  return ErrorKind::kInvalidArgument;
+}
+
+TEST(Api, InitRejectsNullAndASecondOrt) {
+  EXPECT_THROW(init(nullptr), Error);
+  try {
+    init(&kForeignBase);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("one ORT per process"), std::string::npos) << e.what();
+  }
+  init(OrtGetApiBase());  // the same ORT again: a no-op
+  EXPECT_GE(ort_api_version(), kMinOrtApiVersion);
+  EXPECT_LE(ort_api_version(), static_cast<uint32_t>(ORT_API_VERSION));
+}
+
+TEST(Api, CheckTurnsStatusesIntoErrors) {
+  check(nullptr);  // success: nothing thrown
+  EXPECT_EQ(kind_of(ORT_FAIL), ErrorKind::kRuntime);
+  EXPECT_EQ(kind_of(ORT_INVALID_ARGUMENT), ErrorKind::kRuntime);
+  EXPECT_EQ(kind_of(ORT_NOT_IMPLEMENTED), ErrorKind::kUnsupported);
+}
+
+TEST(Api, EnvIsTheProcessWideOne) {
+  OrtEnv* mine = nullptr;
+  check(ort().CreateEnv(ORT_LOGGING_LEVEL_WARNING, "test", &mine));  // ORT answers with the existing env
+  EXPECT_EQ(mine, env());
+  ort().ReleaseEnv(mine);
+}
+
+}  // namespace
+}  // namespace ortdlpack
