@@ -85,9 +85,15 @@ def measure(fns, budget_s: float, min_iters: int = 5):
     return [float(np.median(s)) for s in times], len(times[0])
 
 
-def header(kind: str) -> None:
-    print(f"{kind}; onnxruntime {ort.__version__}, torch {torch.__version__}, ortdlpack {ortdlpack.__version__}, "
+def header(kind: str) -> str:
+    """Prints and returns what ran where, with the versions (the benchmark's chart caption)."""
+    return print_line(f"{kind}; onnxruntime {ort.__version__}, torch {torch.__version__}, ortdlpack {ortdlpack.__version__}, "
           f"{platform.machine()}, {os.cpu_count()} CPUs")
+
+
+def print_line(text: str) -> str:
+    print(text, flush=True)
+    return text
 
 
 def print_table(rows) -> None:
@@ -163,9 +169,10 @@ class Split:
         return (total[0] - self.inside[0], total[1] - self.inside[1]), tuple(self.inside)
 
 
-def virtual_demo(models: dict, budget: float, threads: int) -> None:
+def virtual_demo(models: dict, budget: float, threads: int, show_facts: bool = True):
+    """Runs and prints the comparison on the virtual accelerator; returns (caption, table rows)."""
     acc = VirtualAccelerator()
-    header(f"virtual accelerator ({VD_EP}, device 0: memory the host cannot read)")
+    caption = header(f"virtual accelerator ({VD_EP}, device 0: memory the host cannot read)")
     feature = acc.session(models["feature"], threads)  # usual path: InferenceSessions with the EP, IOBinding
     head = acc.session(models["head"], threads)
     config = {"session.intra_op.allow_spinning": "0"}
@@ -232,6 +239,8 @@ def virtual_demo(models: dict, budget: float, threads: int) -> None:
           "inside runs = ORT moving a device session's inputs/outputs through the EP (this EP runs no kernel itself:\n"
           "that traffic stands for the device's compute and would stay on a real device).")
 
+    if not show_facts:
+        return caption, rows
     images, feat, f, logits = facts
     print("\nzero-copy facts (batch 64):")
     for name, t in (("images", images), ("feature output", feat), ("step output", f), ("logits", logits)):
@@ -262,13 +271,15 @@ def virtual_demo(models: dict, budget: float, threads: int) -> None:
     gc.collect()
     print(f"torch's tensor referenced {refs} times before, {sys.getrefcount(x)} after both are dropped "
           f"(its DLPack deleter ran)")
+    return caption, rows
 
 
 # --- a real GPU -------------------------------------------------------------------------------------------------
 
 
-def cuda_demo(models: dict, budget: float) -> None:
-    header(f"GPU ({torch.cuda.get_device_name(0)}, CUDA EP)")
+def cuda_demo(models: dict, budget: float, show_facts: bool = True):
+    """Runs and prints the comparison on the GPU; returns (caption, table rows)."""
+    caption = header(f"GPU ({torch.cuda.get_device_name(0)}, CUDA EP)")
     opts = ort.SessionOptions()
     providers = [("CUDAExecutionProvider", {"device_id": "0", "use_tf32": "0"})]
     feature = ort.InferenceSession(models["feature"], opts, providers=providers)
@@ -299,28 +310,42 @@ def cuda_demo(models: dict, budget: float) -> None:
         n_x, n_f, n_l = x.nelement() * 4, n * 128 * 4, n * 10 * 4
         rows.append((n, "usual", times[0], times[0], (n_x + 2 * n_f + n_l, 4), None))
         rows.append((n, "ortdlpack", times[1], times[0], (0, 0), None))
-        print_table(rows[-2:]) if n == BATCHES[-1] else None
+    print_table(rows)
     print("results equal (assert_close). pipeline = the .cpu()/.to('cuda') copies around each session.run; inside "
           "runs onnxruntime also copies numpy feeds to the GPU and outputs back (not counted).")
+    if show_facts:
+        x = torch.rand(64, 128, device=dev)
+        (y,) = ortdlpack.run(head, {"feat": x})
+        t = ortdlpack.from_dlpack(x)
+        print(f"\nzero-copy facts: torch CUDA tensor -> ortdlpack: same pointer {t.data_ptr == x.data_ptr()}, "
+              f"device {t.device}; head output on {y.device}, torch view of it: same pointer "
+              f"{torch.from_dlpack(y).data_ptr() == y.data_ptr}")
+    return caption, rows
 
 
-def main(argv=None) -> int:
-    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--budget", type=float, default=3.0, help="seconds of timing per batch size")
+def arguments(description: str, argv, budget: float):
+    parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--budget", type=float, default=budget, help="seconds of timing per batch size")
     parser.add_argument("--device", choices=("auto", "cuda", "virtual"), default="auto")
     parser.add_argument("--models", default=os.path.join(tempfile.gettempdir(), "ortdlpack-models"))
-    args = parser.parse_args(argv)
+    return parser.parse_args(argv)
+
+
+def run_pipeline(args, show_facts: bool = True):
+    """The comparison on the GPU when there is one (or --device cuda), else on the virtual accelerator; returns
+    (caption, rows), or None when --device cuda was asked for and there is no CUDA."""
     models = make_models(args.models, ["feature", "step", "head"])
-    threads = min(2, os.cpu_count() or 1)
     has_cuda = torch.cuda.is_available() and "CUDAExecutionProvider" in ort.get_available_providers()
     if args.device == "cuda" and not has_cuda:
         print("no CUDA: torch.cuda.is_available() and onnxruntime-gpu's CUDAExecutionProvider are both needed")
-        return 2
+        return None
     if args.device == "cuda" or (args.device == "auto" and has_cuda):
-        cuda_demo(models, args.budget)
-    else:
-        virtual_demo(models, args.budget, threads)
-    return 0
+        return cuda_demo(models, args.budget, show_facts)
+    return virtual_demo(models, args.budget, min(2, os.cpu_count() or 1), show_facts)
+
+
+def main(argv=None) -> int:
+    return 0 if run_pipeline(arguments(__doc__, argv, budget=3.0)) else 2
 
 
 if __name__ == "__main__":
