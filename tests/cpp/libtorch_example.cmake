@@ -16,8 +16,9 @@ if(NOT rc EQUAL 0)
   return()
 endif()
 run(${CMAKE_COMMAND} --install "${BUILD_DIR}" --prefix "${WORK_DIR}/prefix")
+set(ENV{CMAKE_PREFIX_PATH} "${torch_prefix}")  # (a second prefix on the command line would split at the ';')
 run(${CMAKE_COMMAND} -S "${SOURCE_DIR}/examples/libtorch" -B "${WORK_DIR}/build" -G Ninja -DCMAKE_BUILD_TYPE=Release
-    "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix;${torch_prefix}" "-Donnxruntime_ROOT=${ORT_ROOT}"
+    "-DCMAKE_PREFIX_PATH=${WORK_DIR}/prefix" "-Donnxruntime_ROOT=${ORT_ROOT}"
     "-DDLPACK_INCLUDE_DIR=${DLPACK_INCLUDE_DIR}")
 run(${CMAKE_COMMAND} --build "${WORK_DIR}/build")
 run("${PYTHON}" "${SOURCE_DIR}/scripts/make_models.py" "${WORK_DIR}/models" feature head)
