@@ -38,7 +38,8 @@ def main(argv=None) -> int:
     ways = list(dict.fromkeys(r[1] for r in rows))
     seconds = {(f"batch {n}", way): t for n, way, t, *_ in rows}
     copied = {(f"batch {n}", way): pipe[0] for n, way, _t, _b, pipe, _in in rows}
-    print("\n| batch | path | ms/iter | vs usual | pipeline host<->device bytes (copies) | inside runs bytes (copies) |")
+    print("\n| batch | path | ms/iter | vs usual | pipeline host<->device bytes (copies) | "
+          "inside runs bytes (copies) |")
     print("|---|---|---|---|---|---|")
     for n, way, t, base, (pb, pc), inside in rows:
         ins = f"{inside[0]:,} ({inside[1]})" if inside else "not counted"

@@ -87,7 +87,8 @@ def measure(fns, budget_s: float, min_iters: int = 5):
 
 def header(kind: str) -> str:
     """Prints and returns what ran where, with the versions (the benchmark's chart caption)."""
-    return print_line(f"{kind}; onnxruntime {ort.__version__}, torch {torch.__version__}, ortdlpack {ortdlpack.__version__}, "
+    return print_line(f"{kind}; onnxruntime {ort.__version__}, torch {torch.__version__}, "
+                      f"ortdlpack {ortdlpack.__version__}, "
           f"{platform.machine()}, {os.cpu_count()} CPUs")
 
 
@@ -235,8 +236,8 @@ def virtual_demo(models: dict, budget: float, threads: int, show_facts: bool = T
         rows.append((n, "ortdlpack", times[1], times[0], ort_pipe, ort_in))
     print_table(rows)
     print("results equal (assert_allclose of the logits, read back outside the metered iteration). pipeline = copies "
-          "made between\nsession runs (usual: OrtValue.numpy() of each feature output, copy_tensors of the torch step's "
-          "result); "
+          "made between\nsession runs (usual: OrtValue.numpy() of each feature output, copy_tensors of the torch "
+          "step's result); "
           "inside runs = ORT moving a device session's inputs/outputs through the EP (this EP runs no kernel itself:\n"
           "that traffic stands for the device's compute and would stay on a real device).")
 

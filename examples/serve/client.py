@@ -22,7 +22,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 # The replicas import pipeline_app by name (Ray pickles the deployments by reference): the workers Ray starts
 # inherit this environment.
-os.environ["PYTHONPATH"] = os.pathsep.join([HERE, *[p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]])
+_paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
+os.environ["PYTHONPATH"] = os.pathsep.join([HERE, *_paths])
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 # A loaded 2-core machine answers queue-length probes slower than Serve's 0.1 s default (a warning each time).
 os.environ.setdefault("RAY_SERVE_QUEUE_LENGTH_RESPONSE_DEADLINE_S", "1.0")
@@ -74,8 +75,10 @@ def main(argv=None) -> int:
     try:
         serve.start(http_options={"location": "NoServer"})  # handles only: no HTTP port opened
         logging.getLogger("ray.serve").setLevel(logging.WARNING)  # the table, not Serve's progress lines
-        print(f"ray {ray.__version__} up in {time.perf_counter() - t0:.1f} s; {args.requests} requests of 1-4 images, {args.concurrency} in flight")
-        print(f"{'replicas':>8} | {'req/s':>7} | {'images/s':>8} | {'p50 ms':>7} | {'p90 ms':>7} | {'p99 ms':>7} | {'ready s':>7} | answers")
+        print(f"ray {ray.__version__} up in {time.perf_counter() - t0:.1f} s; {args.requests} requests of 1-4 "
+              f"images, {args.concurrency} in flight")
+        print(f"{'replicas':>8} | {'req/s':>7} | {'images/s':>8} | {'p50 ms':>7} | {'p90 ms':>7} | {'p99 ms':>7} | "
+              f"{'ready s':>7} | answers")
         images = sum(len(r) for r in requests)
         for replicas in args.replicas:
             # Same application name: Serve updates it in place (a second run only adds the new replicas).

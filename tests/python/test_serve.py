@@ -18,7 +18,8 @@ ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)
 def test_serve_pipeline_one_and_two_replicas():
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # the ortdlpack under test
     proc = subprocess.run(
-        [sys.executable, os.path.join(ROOT, "examples", "serve", "client.py"), "--requests", "24", "--replicas", "1", "2"],
+        [sys.executable, os.path.join(ROOT, "examples", "serve", "client.py"),
+         "--requests", "24", "--replicas", "1", "2"],
         capture_output=True, text=True, timeout=150, env=env, cwd=ROOT)
     assert proc.returncode == 0, f"client failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-4000:]}"
     rows = [line for line in proc.stdout.splitlines() if line.rstrip().endswith("equal to the direct pipeline")]
