@@ -2,10 +2,10 @@
 """Serves the pipeline on a local Ray instance with 1, then 2, replicas per deployment, sends requests, prints
 throughput and latency percentiles, and checks every answer against the pipeline run directly.
 
-    python examples/serve/client.py [--requests N] [--concurrency C] [--replicas 1 2] [--timeout S]
+    python examples/serve/client.py [--requests N] [--concurrency C] [--replicas 1 2] [--models DIR]
 
-Loopback only: Ray binds 127.0.0.1, no dashboard, no HTTP proxy (requests go through a DeploymentHandle), no usage
-reporting. Ray is shut down at the end, also on errors. On a Ray cluster the same application runs unchanged
+Loopback only: Ray's single-machine mode (every server on 127.0.0.1), no dashboard, no HTTP proxy (requests go
+through a DeploymentHandle), no usage reporting. Ray is shut down at the end, also on errors. On a Ray cluster the same application runs unchanged
 (docs/serving.md).
 """
 
@@ -25,6 +25,10 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 _paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
 os.environ["PYTHONPATH"] = os.pathsep.join([HERE, *_paths])
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
+# Single-machine mode: the node address is 127.0.0.1 and every Ray server (GCS, raylet, workers, agents) listens on
+# loopback only. (ray.init(_node_ip_address="127.0.0.1") is not enough: Ray 2.60 replaces a loopback address by the
+# machine's external one, and its gRPC servers then listen on every interface.)
+os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 # A loaded 2-core machine answers queue-length probes slower than Serve's 0.1 s default (a warning each time).
 os.environ.setdefault("RAY_SERVE_QUEUE_LENGTH_RESPONSE_DEADLINE_S", "1.0")
 sys.path[:0] = [HERE, os.path.join(ROOT, "scripts")]
@@ -70,13 +74,12 @@ def main(argv=None) -> int:
     expected = [direct(args.models, r) for r in requests]
 
     t0 = time.perf_counter()
-    ray.init(_node_ip_address="127.0.0.1", include_dashboard=False, num_cpus=os.cpu_count(),
-             log_to_driver=False, configure_logging=False)
+    ray.init(include_dashboard=False, num_cpus=os.cpu_count(), log_to_driver=False, configure_logging=False)
     try:
         serve.start(http_options={"location": "NoServer"})  # handles only: no HTTP port opened
         logging.getLogger("ray.serve").setLevel(logging.WARNING)  # the table, not Serve's progress lines
-        print(f"ray {ray.__version__} up in {time.perf_counter() - t0:.1f} s; {args.requests} requests of 1-4 "
-              f"images, {args.concurrency} in flight")
+        print(f"ray {ray.__version__} up in {time.perf_counter() - t0:.1f} s on node {ray.util.get_node_ip_address()}; "
+              f"{args.requests} requests of 1-4 images, {args.concurrency} in flight")
         print(f"{'replicas':>8} | {'req/s':>7} | {'images/s':>8} | {'p50 ms':>7} | {'p90 ms':>7} | {'p99 ms':>7} | "
               f"{'ready s':>7} | answers")
         images = sum(len(r) for r in requests)

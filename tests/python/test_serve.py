@@ -22,5 +22,6 @@ def test_serve_pipeline_one_and_two_replicas():
          "--requests", "24", "--replicas", "1", "2"],
         capture_output=True, text=True, timeout=150, env=env, cwd=ROOT)
     assert proc.returncode == 0, f"client failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr[-4000:]}"
+    assert "on node 127.0.0.1;" in proc.stdout, proc.stdout  # Ray's servers listened on loopback only
     rows = [line for line in proc.stdout.splitlines() if line.rstrip().endswith("equal to the direct pipeline")]
     assert [row.split("|")[0].strip() for row in rows] == ["1", "2"], proc.stdout
