@@ -235,11 +235,11 @@ def virtual_demo(models: dict, budget: float, threads: int, show_facts: bool = T
         rows.append((n, "usual", times[0], times[0], usual_pipe, usual_in))
         rows.append((n, "ortdlpack", times[1], times[0], ort_pipe, ort_in))
     print_table(rows)
-    print("results equal (assert_allclose of the logits, read back outside the metered iteration). pipeline = copies "
-          "made between\nsession runs (usual: OrtValue.numpy() of each feature output, copy_tensors of the torch "
-          "step's result); "
-          "inside runs = ORT moving a device session's inputs/outputs through the EP (this EP runs no kernel itself:\n"
-          "that traffic stands for the device's compute and would stay on a real device).")
+    print("results equal (assert_allclose of the logits, read back outside the metered iteration).\n"
+          "pipeline    = copies made between session runs (usual: OrtValue.numpy() of each feature output, "
+          "copy_tensors of the torch step's result)\n"
+          "inside runs = ORT moving a device session's inputs/outputs through the EP: this EP runs no kernel itself, "
+          "that traffic stands for\n              the device's compute and would stay on a real device")
 
     if not show_facts:
         return caption, rows
