@@ -39,7 +39,6 @@ import os
 import platform
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnxruntime as ort
@@ -52,6 +51,9 @@ from make_models import make_models  # noqa: E402
 import ortdlpack  # noqa: E402
 import ortdlpack.testing  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "examples"))
+from pipeline_demo import measure, torch_step  # noqa: E402  (the CPU demo's step and timing loop)
+
 BATCHES = (1, 64)
 VD_EP = "VirtualDeviceEP"
 VD_VENDOR = 0xD1A9
@@ -62,27 +64,6 @@ COUNTER_FIELDS = ("allocs", "frees", "live_bytes", "copies", "bytes_h2d", "bytes
 
 class _Counters(ctypes.Structure):
     _fields_ = [(n, ctypes.c_uint64) for n in COUNTER_FIELDS]
-
-
-def torch_step(feat: torch.Tensor) -> torch.Tensor:
-    """What runs between the models: per-sample normalisation and a ReLU (step.onnx is the same in ONNX)."""
-    mean = feat.mean(dim=1, keepdim=True)
-    std = feat.std(dim=1, keepdim=True)
-    return torch.relu((feat - mean) / (std + 1e-5))
-
-
-def measure(fns, budget_s: float, min_iters: int = 5):
-    """Median seconds per iteration of each function, timed alternately so machine load hits all alike."""
-    for fn in fns:
-        fn()
-    times = [[] for _ in fns]
-    start = time.perf_counter()
-    while len(times[0]) < min_iters or time.perf_counter() - start < budget_s:
-        for fn, samples in zip(fns, times):
-            t0 = time.perf_counter()
-            fn()
-            samples.append(time.perf_counter() - t0)
-    return [float(np.median(s)) for s in times], len(times[0])
 
 
 def header(kind: str) -> str:

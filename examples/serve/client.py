@@ -23,7 +23,7 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 # The replicas import pipeline_app by name (Ray pickles the deployments by reference): the workers Ray starts
 # inherit this environment.
 _paths = [p for p in os.environ.get("PYTHONPATH", "").split(os.pathsep) if p]
-os.environ["PYTHONPATH"] = os.pathsep.join([HERE, *_paths])
+os.environ["PYTHONPATH"] = os.pathsep.join([HERE, os.path.dirname(HERE), *_paths])
 os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 # Single-machine mode: the node address is 127.0.0.1 and every Ray server (GCS, raylet, workers, agents) listens on
 # loopback only. (ray.init(_node_ip_address="127.0.0.1") is not enough: Ray 2.60 replaces a loopback address by the
@@ -31,7 +31,7 @@ os.environ.setdefault("RAY_USAGE_STATS_ENABLED", "0")
 os.environ.setdefault("RAY_ENABLE_WINDOWS_OR_OSX_CLUSTER", "0")
 # A loaded 2-core machine answers queue-length probes slower than Serve's 0.1 s default (a warning each time).
 os.environ.setdefault("RAY_SERVE_QUEUE_LENGTH_RESPONSE_DEADLINE_S", "1.0")
-sys.path[:0] = [HERE, os.path.join(ROOT, "scripts")]
+sys.path[:0] = [HERE, os.path.dirname(HERE), os.path.join(ROOT, "scripts")]
 
 import logging  # noqa: E402
 

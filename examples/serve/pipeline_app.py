@@ -18,6 +18,7 @@ import torch
 from ray import serve
 
 import ortdlpack
+from pipeline_demo import torch_step  # the demos' step (examples/ is on the replicas' PYTHONPATH)
 
 MAX_BATCH = 16
 BATCH_WAIT_S = 0.005
@@ -30,13 +31,6 @@ def _session(path: str) -> ort.InferenceSession:
     opts.intra_op_num_threads = THREADS
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-
-
-def torch_step(feat: torch.Tensor) -> torch.Tensor:
-    """Per-sample normalisation and ReLU (the demo's step)."""
-    mean = feat.mean(dim=1, keepdim=True)
-    std = feat.std(dim=1, keepdim=True)
-    return torch.relu((feat - mean) / (std + 1e-5))
 
 
 class _OnnxModel:
