@@ -15,6 +15,44 @@ import pytest
 import ortdlpack  # (initialises the ORT hand-over before any test)
 import ortdlpack.testing
 
+# --- optional frameworks --------------------------------------------------------------------------------------
+
+
+class OptionalModule:
+    """An optional package (torch, jax, tensorflow, onnx, ...) imported at its first use: a test that touches it is
+    skipped (pytest.importorskip) when it is not installed, instead of its whole file erroring at collection."""
+
+    def __init__(self, module: str, attr: str | None = None, setup=None):
+        self._lazy_module, self._lazy_attr, self._lazy_setup, self._lazy_obj = module, attr, setup, None
+
+    def __getattr__(self, name):
+        if name.startswith("_") and self._lazy_obj is None:
+            raise AttributeError(name)  # pytest's collection probes (__wrapped__, _pytestfixturefunction, ...)
+        if self._lazy_obj is None:
+            obj = pytest.importorskip(self._lazy_module)
+            if self._lazy_setup is not None:
+                self._lazy_setup()
+            self._lazy_obj = getattr(obj, self._lazy_attr) if self._lazy_attr else obj
+        return getattr(self._lazy_obj, name)
+
+
+def _jax_on_the_cpu():
+    # jax puts new arrays on its default device, a GPU where jaxlib has CUDA: the tests' jax arrays are host arrays
+    # unless a test says otherwise, whatever the machine.
+    import jax
+
+    jax.config.update("jax_default_device", jax.devices("cpu")[0])
+
+
+torch = OptionalModule("torch")
+jax = OptionalModule("jax", setup=_jax_on_the_cpu)
+jnp = OptionalModule("jax.numpy", setup=_jax_on_the_cpu)
+tf = OptionalModule("tensorflow")
+ml_dtypes = OptionalModule("ml_dtypes")
+onnx = OptionalModule("onnx")
+helper = OptionalModule("onnx.helper")
+TensorProto = OptionalModule("onnx", "TensorProto")
+
 # --- DLPack structs (dlpack.h 1.3) -----------------------------------------------------------------------------
 
 
@@ -330,11 +368,13 @@ def assert_runs_do_not_grow_rss(run_once, runs: int = 10_000, warmup: int = 1_00
 # --- models for the session tests (scripts/make_models.py), built once per test session -------------------------
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
-from make_models import make_models  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def models(tmp_path_factory):
+    pytest.importorskip("onnx")  # make_models builds the models with it
+    from make_models import make_models
+
     return make_models(str(tmp_path_factory.mktemp("models")), ["add_tiny", "feature", "head"])
 
 

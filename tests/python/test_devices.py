@@ -13,8 +13,8 @@ import os
 import numpy as np
 import onnxruntime as ort
 import pytest
-import torch
-from onnx import TensorProto, helper
+from conftest import torch
+from conftest import TensorProto, helper
 
 import ortdlpack as od
 import ortdlpack.testing

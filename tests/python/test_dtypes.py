@@ -1,9 +1,9 @@
 """Every dtype of the core's table: import, name, export (versioned and legacy), numpy view."""
 
-import ml_dtypes
+from conftest import ml_dtypes
 import numpy as np
 import pytest
-import torch
+from conftest import torch
 
 import ortdlpack as od
 from conftest import ALL_DTYPES, UNSUPPORTED_DTYPES, raw_producer, read_legacy, read_versioned

@@ -4,7 +4,7 @@ import ctypes
 
 import numpy as np
 import pytest
-import torch
+from conftest import torch
 
 import ortdlpack as od
 from conftest import DLManagedTensorVersioned, DLTensor, DLDataType, DLDevice, FakeProducer, _capi

@@ -1,12 +1,12 @@
 """Round trips with numpy, torch, jax and tensorflow, both directions, every dtype each framework has."""
 
-import jax
-import jax.numpy as jnp
-import ml_dtypes
+from conftest import jax
+from conftest import jnp
+from conftest import ml_dtypes
 import numpy as np
 import pytest
-import tensorflow as tf
-import torch
+from conftest import tf
+from conftest import torch
 
 import ortdlpack as od
 

@@ -13,7 +13,7 @@ import ortdlpack
 from conftest import EP_NAME, assert_runs_do_not_grow_rss, cpu_session, data_ptr, tiny_input
 
 
-torch = pytest.importorskip("torch")
+from conftest import torch  # noqa: E402
 
 
 @pytest.fixture(scope="module")

@@ -1,12 +1,12 @@
 """onnxruntime interop: OrtValues in and out of sessions, one ORT per process, plugin EP devices."""
 
-import jax.numpy as jnp
+from conftest import jnp
 import numpy as np
-import onnx
+from conftest import onnx
 import onnxruntime as ort
 import pytest
-import torch
-from onnx import TensorProto, helper
+from conftest import torch
+from conftest import TensorProto, helper
 
 import ortdlpack as od
 import ortdlpack.testing

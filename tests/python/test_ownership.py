@@ -4,7 +4,7 @@ import gc
 import weakref
 
 import numpy as np
-import torch
+from conftest import torch
 
 import ortdlpack as od
 from conftest import FakeProducer

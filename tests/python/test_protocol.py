@@ -2,7 +2,7 @@
 
 import numpy as np
 import pytest
-import torch
+from conftest import torch
 
 import ortdlpack as od
 from conftest import IS_COPIED, READ_ONLY, FakeProducer, capsule_name, read_legacy, read_versioned

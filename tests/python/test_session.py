@@ -15,7 +15,7 @@ from conftest import assert_runs_do_not_grow_rss, cpu_session, data_ptr, tiny_in
 from ortdlpack.session import run  # noqa: E402
 
 
-torch = pytest.importorskip("torch")
+from conftest import jnp, tf, torch  # noqa: E402
 
 
 @pytest.fixture(scope="module")
@@ -58,14 +58,12 @@ def test_torch_feed_and_consumers_share_memory(add):
 
 
 def test_jax_feed(add):
-    jnp = pytest.importorskip("jax.numpy")
     x = jnp.asarray(tiny_input())
     (y,) = run(add, {"x": x})
     np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, np.asarray(x)))
 
 
 def test_tensorflow_feed(add):
-    tf = pytest.importorskip("tensorflow")
     x = tf.constant(tiny_input())
     (y,) = run(add, {"x": x})
     np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, x.numpy()))
