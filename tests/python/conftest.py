@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import re
 import sys
 
 import numpy as np
@@ -14,6 +15,17 @@ import pytest
 
 import ortdlpack  # (initialises the ORT hand-over before any test)
 import ortdlpack.testing
+
+# --- the installed onnxruntime: what it lacks is skipped, with the reason -------------------------------------
+
+ORT_VERSION = tuple(int(v) for v in re.findall(r"\d+", ort.__version__)[:2])
+
+
+def skip_if_ort_lacks_dtype(name: str) -> None:
+    """Skips a test of an element type the installed onnxruntime cannot hold in a tensor."""
+    if name == "float4_e2m1fn" and ORT_VERSION < (1, 24):
+        pytest.skip(f"onnxruntime {ort.__version__} has no float4e2m1 tensors (added in 1.24)")
+
 
 # --- optional frameworks --------------------------------------------------------------------------------------
 
@@ -36,17 +48,18 @@ class OptionalModule:
         return getattr(self._lazy_obj, name)
 
 
-def _jax_on_the_cpu():
+def _jax_setup():
     # jax puts new arrays on its default device, a GPU where jaxlib has CUDA: the tests' jax arrays are host arrays
-    # unless a test says otherwise, whatever the machine.
+    # unless a test says otherwise, whatever the machine. 64-bit types on, for the every-dtype round trips.
     import jax
 
+    jax.config.update("jax_enable_x64", True)
     jax.config.update("jax_default_device", jax.devices("cpu")[0])
 
 
 torch = OptionalModule("torch")
-jax = OptionalModule("jax", setup=_jax_on_the_cpu)
-jnp = OptionalModule("jax.numpy", setup=_jax_on_the_cpu)
+jax = OptionalModule("jax", setup=_jax_setup)
+jnp = OptionalModule("jax.numpy", setup=_jax_setup)
 tf = OptionalModule("tensorflow")
 ml_dtypes = OptionalModule("ml_dtypes")
 onnx = OptionalModule("onnx")
@@ -291,6 +304,7 @@ class Counters(ctypes.Structure):
 
 
 _REGISTERED_NAME = "ortdlpack_virtual_device"
+_OrtNotImplemented = ort.capi.onnxruntime_pybind11_state.NotImplemented
 
 
 @pytest.fixture(scope="session")
@@ -310,7 +324,10 @@ def vd():
 
     registered_here = not ours()
     if registered_here:
-        ortdlpack.register_execution_provider_library(_REGISTERED_NAME, path)
+        try:
+            ortdlpack.register_execution_provider_library(_REGISTERED_NAME, path)
+        except _OrtNotImplemented as e:  # the plugin refuses an ORT older than its EP API (1.29) and says why
+            pytest.skip(f"virtual device plugin EP unavailable: {e}")
     devices = ours()
     assert len(devices) == 2, "the virtual device plugin must expose two devices"
     lib = ctypes.CDLL(path)  # same path as the registered library: the same loaded copy, the same counters
@@ -325,11 +342,17 @@ def vd():
         ort.unregister_execution_provider_library(_REGISTERED_NAME)
 
 
+# onnxruntime 1.29-1.31 leak one 32-byte device allocation in OrtValue.__dlpack__ of a plugin-device value (fixed
+# in 1.32): tests that export such a value carry @pytest.mark.ort_dlpack_leak and are allowed exactly that.
+_ORT_DLPACK_LEAK = 32 if (1, 29) <= ORT_VERSION < (1, 32) else 0
+
+
 @pytest.fixture
-def counters(vd):
+def counters(vd, request):
     """Resets the plugin's counters; `counters()` returns the events since then (state fields as they are now).
     After the test every device allocation it made must be freed again."""
     lib, _ = vd
+    leak = _ORT_DLPACK_LEAK if request.node.get_closest_marker("ort_dlpack_leak") else 0
 
     def read():
         c = Counters()
@@ -344,9 +367,12 @@ def counters(vd):
     yield read
     gc.collect()
     end = read()
+    allowed = {"live_bytes": leak, "live_allocs": 1 if leak else 0}
     for n in STATE_FIELDS:
+        if end[n] - base[n] == allowed.get(n, 0) != 0:
+            continue  # onnxruntime's own leak, not ortdlpack's
         assert end[n] == base[n], f"{n}: {base[n]} before the test, {end[n]} after (leak)"
-    assert end["allocs"] == end["frees"] and end["host_allocs"] == end["host_frees"]
+    assert end["allocs"] - end["frees"] == allowed["live_allocs"] and end["host_allocs"] == end["host_frees"]
 
 
 def assert_runs_do_not_grow_rss(run_once, runs: int = 10_000, warmup: int = 1_000, limit: int = 8 << 20) -> None:

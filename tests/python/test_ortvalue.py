@@ -1,15 +1,12 @@
 """onnxruntime interop: OrtValues in and out of sessions, one ORT per process, plugin EP devices."""
 
-from conftest import jnp
 import numpy as np
-from conftest import onnx
 import onnxruntime as ort
 import pytest
-from conftest import torch
-from conftest import TensorProto, helper
 
 import ortdlpack as od
 import ortdlpack.testing
+from conftest import helper, jnp, onnx, TensorProto, torch  # optional: tests using one skip without it
 
 
 @pytest.fixture(scope="module")

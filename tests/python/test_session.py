@@ -10,12 +10,10 @@ import pytest
 
 import ortdlpack
 from conftest import assert_runs_do_not_grow_rss, cpu_session, data_ptr, tiny_input
+from conftest import jnp, tf, torch  # optional: tests using one skip without it
 
 # ortdlpack.run is ortdlpack.session.run (exported by the package's __init__).
 from ortdlpack.session import run  # noqa: E402
-
-
-from conftest import jnp, tf, torch  # noqa: E402
 
 
 @pytest.fixture(scope="module")
