@@ -334,7 +334,6 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
         for i, name in enumerate(names):
             dest = destinations.get(name)
             result.append(from_dlpack(produced[i] if dest is None else dest))
-        del produced
     finally:
         binding.clear_binding_inputs()
         binding.clear_binding_outputs()  # drops ORT's and the wrapper's references to the caller's memory
