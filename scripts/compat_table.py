@@ -52,7 +52,7 @@ for k, y in enumerate(ys):
     assert np.allclose(np.from_dlpack(y), 1 / (1 + np.exp(-(x + k))))""",
     "float4e2m1 tensors": """
 from conftest import raw_producer  # tests/python: a DLPack producer of any dtype
-assert od.from_dlpack(raw_producer(17, 4)).dtype == "float4_e2m1fn"""",
+assert od.from_dlpack(raw_producer(17, 4)).dtype == 'float4_e2m1fn'""",
     "plugin EP devices (virtual device)": """
 import ortdlpack.testing
 od.register_execution_provider_library("vd", ortdlpack.testing.virtual_device_library())
