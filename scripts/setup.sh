@@ -56,7 +56,7 @@ if [[ ! -f build/build.ninja ]]; then
   mkdir -p build
   # CMake's own lines go to build/configure.log (shown whole if it fails); the download lines and progress show here.
   if ! cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORTDLPACK_WERROR=ON < /dev/null 2>&1 |
-       tee build/configure.log | { grep --line-buffered -E "ortdlpack:|\[download" | sed -u 's/^-- /setup:   /' || true; }
+       tee build/configure.log | { grep --line-buffered -E "ortdlpack:|\[download [0-9]*0% complete" | sed -u 's/^-- /setup:   /' || true; }
   then
     cat build/configure.log
     exit 1
@@ -77,8 +77,13 @@ pkg_hash=$(git ls-files -s -- python src include cmake CMakeLists.txt pyproject.
            sha256sum | cut -d' ' -f1)
 if [[ "$(cat "$pkg_stamp" 2>/dev/null)" != "$pkg_hash" ]] || ! .venv/bin/python -c "import ortdlpack" 2>/dev/null; then
   step_start "building and installing the Python package into .venv (pip install .; [done/total] per file)"
-  .venv/bin/python -m pip install --no-build-isolation --no-deps -Cbuild-dir=build/python -Cbuild.verbose=true . |
-    { grep --line-buffered -E "^ *\[[0-9]+/[0-9]+\]|Successfully" || true; }
+  # pip -v shows the build's [done/total] lines; the rest of its output goes to build/python-install.log.
+  if ! .venv/bin/python -m pip install -v --no-build-isolation --no-deps -Cbuild-dir=build/python . 2>&1 |
+       tee build/python-install.log | { grep --line-buffered -E "^ *\[[0-9]+/[0-9]+\]|^Successfully" || true; }
+  then
+    tail -40 build/python-install.log
+    exit 1
+  fi
   .venv/bin/python -c "import ortdlpack"
   echo "$pkg_hash" > "$pkg_stamp"
   step_done
