@@ -88,13 +88,21 @@ def venv_for(version: str, where: str) -> str:
     return py
 
 
+def shorten(message: str) -> str:
+    """The gist of an error message, for a table cell."""
+    message = re.sub(r"^\w+(Error|Exception|NotImplemented): ", "", message)
+    message = re.sub(r"\[ONNXRuntimeError\] : \d+ : \w+ : ", "", message)
+    message = re.split(r" \(|; ", message)[0]
+    return message.replace("|", "/")[:100]
+
+
 def check_version(py: str, site: str, run_pytest: bool) -> dict[str, str]:
     env = dict(os.environ, PYTHONPATH=os.pathsep.join([site, os.path.join(ROOT, "tests", "python")]))
     row = {}
     r = sh([py, "-c", "import ortdlpack"], env=env)
     if r.returncode != 0:
         msg = (r.stderr.strip().splitlines() or ["?"])[-1]
-        return {"import, silent": "no: " + msg.replace("|", "/")[:160]}
+        return {"import, silent": "no: " + shorten(msg)}
     row["import, silent"] = "yes" if not r.stderr else f"prints {len(r.stderr.splitlines())} lines on stderr"
     for name, code in CHECKS.items():
         if code is None:
@@ -105,7 +113,7 @@ def check_version(py: str, site: str, run_pytest: bool) -> dict[str, str]:
         else:
             lines = r.stderr.strip().splitlines() or [f"exit {r.returncode}"]
             msg = lines[-1] if r.returncode > 0 else f"crash (signal {-r.returncode})"
-            row[name] = "no: " + msg.split(": ", 1)[-1].replace("|", "/")[:120]
+            row[name] = "no: " + shorten(msg)
     if run_pytest:
         t0 = time.time()
         r = sh([py, "-m", "pytest", os.path.join(ROOT, "tests", "python"), "-q", "-p", "no:cacheprovider"],
@@ -122,15 +130,23 @@ def main() -> None:
     ap.add_argument("--site", default=os.path.join(ROOT, "build", "compat", "site"), help="ortdlpack install target")
     ap.add_argument("--pytest", action="store_true", help="also run the Python suite in each venv")
     ap.add_argument("--out", default=os.path.join(ROOT, "docs", "compatibility.md"))
+    ap.add_argument("--rows", help="write the table from the JSON an earlier run printed on stderr (no checks run)")
     args = ap.parse_args()
 
-    if not os.path.isdir(os.path.join(args.site, "ortdlpack")):
-        subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps", "--target",
-                        args.site, "-Cbuild-dir=build/python", "."], cwd=ROOT, check=True)
-    rows = {}
-    for v in args.versions:
-        print(f"compat_table: checking onnxruntime {v}", file=sys.stderr)
-        rows[v] = check_version(venv_for(v, args.venvs), args.site, args.pytest)
+    if args.rows:  # an earlier run's results, formatted again
+        with open(args.rows) as f:
+            text = f.read()
+        rows = {v: {k: "no: " + shorten(c[4:]) if c.startswith("no: ") else c for k, c in r.items()}
+                for v, r in json.loads(text[text.index("{"):]).items()}
+    else:
+        if not os.path.isdir(os.path.join(args.site, "ortdlpack")):
+            subprocess.run([sys.executable, "-m", "pip", "install", "-q", "--no-build-isolation", "--no-deps",
+                            "--target", args.site, "-Cbuild-dir=build/python", "."], cwd=ROOT, check=True)
+        rows = {}
+        for v in args.versions:
+            print(f"compat_table: checking onnxruntime {v}", file=sys.stderr)
+            rows[v] = check_version(venv_for(v, args.venvs), args.site, args.pytest)
+    args.versions = list(rows)
     features = [f for f in list(CHECKS) + ["Python suite (no torch/jax/tf)"] if any(f in r for r in rows.values())]
     lines = ["| feature | " + " | ".join(f"onnxruntime {v}" for v in args.versions) + " |",
              "|---|" + "---|" * len(args.versions)]
