@@ -23,7 +23,7 @@ session = ort.InferenceSession(get_example("sigmoid.onnx"), providers=["CPUExecu
 expected = 1 / (1 + np.exp(-x))
 for feed in (x, t, ortdlpack.as_ortvalue(x), ort.OrtValue.ortvalue_from_numpy(x)):
     (y,) = ortdlpack.run(session, {"x": feed})
-    np.testing.assert_allclose(np.from_dlpack(y), expected, rtol=1e-6)
+    np.testing.assert_allclose(np.from_dlpack(y), expected, rtol=1e-5)  # ORT's sigmoid is approximated
 out = np.empty_like(x)
 (y,) = ortdlpack.run(session, {"x": x}, outputs={"y": out})
 assert np.from_dlpack(y).ctypes.data == out.ctypes.data  # ORT wrote into the caller's buffer
