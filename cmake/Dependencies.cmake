@@ -1,42 +1,71 @@
 # Locates the two third-party parts the C++ core compiles against: the ONNX Runtime C API (headers, and the
 # library for the C++ tests/demo) and the official dlpack.h (>= 1.3). A user's own ORT wins:
 #   -Donnxruntime_ROOT=<release tarball dir>  or  an onnxruntime CMake package (find_package(onnxruntime)).
-# Otherwise pinned registry packages are fetched once into ORTDLPACK_DEPS_DIR (see docs/DEPENDENCIES.md).
+# Otherwise pinned registry packages are downloaded once, by CMake itself (no pip, no npm: pip's isolated build
+# environment has neither), checked by SHA-256, into a per-user cache outside the source tree (docs/DEPENDENCIES.md).
 include_guard(GLOBAL)
 
-set(ORTDLPACK_DEPS_DIR "${PROJECT_SOURCE_DIR}/.deps" CACHE PATH "Where fetched dependencies are unpacked")
+# The cache: -DORTDLPACK_DEPS_DIR, else $ORTDLPACK_DEPS_DIR, else $XDG_CACHE_HOME/ortdlpack, else ~/.cache/ortdlpack.
+if(DEFINED ENV{ORTDLPACK_DEPS_DIR} AND NOT "$ENV{ORTDLPACK_DEPS_DIR}" STREQUAL "")
+  set(_deps_default "$ENV{ORTDLPACK_DEPS_DIR}")
+elseif(DEFINED ENV{XDG_CACHE_HOME} AND NOT "$ENV{XDG_CACHE_HOME}" STREQUAL "")
+  set(_deps_default "$ENV{XDG_CACHE_HOME}/ortdlpack")
+elseif(DEFINED ENV{HOME} AND NOT "$ENV{HOME}" STREQUAL "")
+  set(_deps_default "$ENV{HOME}/.cache/ortdlpack")
+else()
+  set(_deps_default "${CMAKE_BINARY_DIR}/_ortdlpack_deps")  # no home: the build dir, never the source tree
+endif()
+set(ORTDLPACK_DEPS_DIR "${_deps_default}" CACHE PATH "Where fetched dependencies are kept (a cache shared by builds)")
 
-# Pinned registry packages. The Unity package on npm carries the official ORT 1.29.0 C/C++ headers and Linux x64 build.
+# Pinned registry packages. The Unity package on npm carries the official ORT 1.29.0 C/C++ headers and Linux x64
+# build (no smaller registry package has ORT >= 1.29 headers); only those are kept, the 150 MB tarball is deleted.
 set(_ort_pkg "com.github.asus4.onnxruntime-0.4.9.tgz")
 set(_ort_url "https://registry.npmjs.org/com.github.asus4.onnxruntime/-/${_ort_pkg}")
 set(_ort_sha256 "e59788788818fdde1b2e522e766a21ba0f7d8391de55737abf81e32cc801785d")
 set(_ort_headers "package/Plugins/iOS~/onnxruntime.xcframework/ios-arm64_x86_64-simulator/onnxruntime.framework/Headers")
-set(_dlpack_pypi "apache-tvm-ffi==0.1.15.post2")  # ships the official dlpack.h v1.3
+# apache-tvm-ffi 0.1.15.post2 ships the official dlpack.h v1.3; the header is the same in every wheel of a release,
+# so one exact wheel (3 MB) serves every platform.
+set(_dlpack_url "https://files.pythonhosted.org/packages/fd/52/37ef76046c70d77e7fe0f65f7e4a5e73a6142ae2339d43de7232b626b1c2/apache_tvm_ffi-0.1.15.post2-cp312-cp312-win_amd64.whl")
+set(_dlpack_sha256 "e72a88480195fb686bb0fed989145a77a6289e1814b18908462c3f7ce2e9270a")
+
+# Downloads url to file (checked by SHA-256) with progress, or stops the configure with what went wrong.
+function(_ortdlpack_download url sha256 file what)
+  message(STATUS "ortdlpack: downloading ${what} into ${ORTDLPACK_DEPS_DIR}")
+  string(TIMESTAMP t0 "%s")
+  file(DOWNLOAD "${url}" "${file}.part" EXPECTED_HASH SHA256=${sha256} SHOW_PROGRESS STATUS st)
+  list(GET st 0 code)
+  if(NOT code EQUAL 0)
+    file(REMOVE "${file}.part")
+    message(FATAL_ERROR "ortdlpack: download of ${url} failed: ${st}\n"
+                        "Without network access, pass -Donnxruntime_ROOT=<ORT SDK> and -DDLPACK_INCLUDE_DIR=<dir>.")
+  endif()
+  file(RENAME "${file}.part" "${file}")
+  string(TIMESTAMP t1 "%s")
+  math(EXPR dt "${t1} - ${t0}")
+  message(STATUS "ortdlpack: downloaded ${what} in ${dt} s")
+endfunction()
 
 function(_ortdlpack_fetch_ort out_root)
   set(root "${ORTDLPACK_DEPS_DIR}/onnxruntime-1.29.0")
   if(NOT EXISTS "${root}/include/onnxruntime_c_api.h" OR NOT EXISTS "${root}/lib/libonnxruntime.so.1")
-    set(tgz "${ORTDLPACK_DEPS_DIR}/${_ort_pkg}")
-    if(NOT EXISTS "${tgz}")
-      message(STATUS "ortdlpack: downloading ONNX Runtime 1.29.0 SDK from the npm registry")
-      file(DOWNLOAD "${_ort_url}" "${tgz}.part" EXPECTED_HASH SHA256=${_ort_sha256} STATUS st)
-      list(GET st 0 code)
-      if(NOT code EQUAL 0)
-        message(FATAL_ERROR "ortdlpack: download of ${_ort_url} failed: ${st}")
-      endif()
-      file(RENAME "${tgz}.part" "${tgz}")
+    file(MAKE_DIRECTORY "${ORTDLPACK_DEPS_DIR}")
+    # Concurrent configures (parallel builds, pip) share the cache: one downloads, the others wait for it.
+    file(LOCK "${ORTDLPACK_DEPS_DIR}/onnxruntime.lock" GUARD FUNCTION TIMEOUT 1800)
+    if(NOT EXISTS "${root}/include/onnxruntime_c_api.h" OR NOT EXISTS "${root}/lib/libonnxruntime.so.1")
+      set(tgz "${ORTDLPACK_DEPS_DIR}/${_ort_pkg}")
+      _ortdlpack_download("${_ort_url}" "${_ort_sha256}" "${tgz}" "the ONNX Runtime 1.29.0 SDK (npm, 150 MB)")
+      set(tmp "${ORTDLPACK_DEPS_DIR}/_ort_extract")
+      file(REMOVE_RECURSE "${tmp}" "${root}")
+      file(ARCHIVE_EXTRACT INPUT "${tgz}" DESTINATION "${tmp}"
+           PATTERNS "${_ort_headers}/*.h" "package/Plugins/Linux/x64/libonnxruntime.so")
+      file(MAKE_DIRECTORY "${root}/include" "${root}/lib")
+      file(GLOB hdrs "${tmp}/${_ort_headers}/*.h")
+      file(COPY ${hdrs} DESTINATION "${root}/include")
+      # The library's SONAME is libonnxruntime.so.1: keep that name, plus the link name -lonnxruntime needs.
+      file(COPY_FILE "${tmp}/package/Plugins/Linux/x64/libonnxruntime.so" "${root}/lib/libonnxruntime.so.1")
+      file(CREATE_LINK "libonnxruntime.so.1" "${root}/lib/libonnxruntime.so" SYMBOLIC)
+      file(REMOVE_RECURSE "${tmp}" "${tgz}")
     endif()
-    set(tmp "${ORTDLPACK_DEPS_DIR}/_ort_extract")
-    file(REMOVE_RECURSE "${tmp}")
-    file(ARCHIVE_EXTRACT INPUT "${tgz}" DESTINATION "${tmp}"
-         PATTERNS "${_ort_headers}/*.h" "package/Plugins/Linux/x64/libonnxruntime.so")
-    file(MAKE_DIRECTORY "${root}/include" "${root}/lib")
-    file(GLOB hdrs "${tmp}/${_ort_headers}/*.h")
-    file(COPY ${hdrs} DESTINATION "${root}/include")
-    # The library's SONAME is libonnxruntime.so.1: keep that name, plus the link name -lonnxruntime needs.
-    file(COPY_FILE "${tmp}/package/Plugins/Linux/x64/libonnxruntime.so" "${root}/lib/libonnxruntime.so.1")
-    file(CREATE_LINK "libonnxruntime.so.1" "${root}/lib/libonnxruntime.so" SYMBOLIC)
-    file(REMOVE_RECURSE "${tmp}")
   endif()
   set(${out_root} "${root}" PARENT_SCOPE)
 endfunction()
@@ -44,22 +73,18 @@ endfunction()
 function(_ortdlpack_fetch_dlpack out_include)
   set(inc "${ORTDLPACK_DEPS_DIR}/dlpack-1.3/include")
   if(NOT EXISTS "${inc}/dlpack/dlpack.h")
-    find_package(Python3 REQUIRED COMPONENTS Interpreter)
-    set(wheels "${ORTDLPACK_DEPS_DIR}/_wheels")
-    message(STATUS "ortdlpack: downloading dlpack.h from PyPI (${_dlpack_pypi})")
-    execute_process(COMMAND "${Python3_EXECUTABLE}" -m pip download --quiet --no-deps --only-binary=:all:
-                            -d "${wheels}" "${_dlpack_pypi}"
-                    RESULT_VARIABLE rc)
-    file(GLOB whl "${wheels}/apache_tvm_ffi-*.whl")
-    if(NOT rc EQUAL 0 OR NOT whl)
-      message(FATAL_ERROR "ortdlpack: could not download ${_dlpack_pypi} to get dlpack.h")
+    file(MAKE_DIRECTORY "${ORTDLPACK_DEPS_DIR}")
+    file(LOCK "${ORTDLPACK_DEPS_DIR}/dlpack.lock" GUARD FUNCTION TIMEOUT 600)
+    if(NOT EXISTS "${inc}/dlpack/dlpack.h")
+      set(whl "${ORTDLPACK_DEPS_DIR}/apache_tvm_ffi-0.1.15.post2.whl")
+      _ortdlpack_download("${_dlpack_url}" "${_dlpack_sha256}" "${whl}" "dlpack.h 1.3 (PyPI apache-tvm-ffi, 3 MB)")
+      set(tmp "${ORTDLPACK_DEPS_DIR}/_dlpack_extract")
+      file(REMOVE_RECURSE "${tmp}")
+      file(ARCHIVE_EXTRACT INPUT "${whl}" DESTINATION "${tmp}" PATTERNS "tvm_ffi/include/dlpack/dlpack.h")
+      file(MAKE_DIRECTORY "${inc}/dlpack")
+      file(COPY_FILE "${tmp}/tvm_ffi/include/dlpack/dlpack.h" "${inc}/dlpack/dlpack.h")
+      file(REMOVE_RECURSE "${tmp}" "${whl}")
     endif()
-    list(GET whl 0 whl)
-    set(tmp "${ORTDLPACK_DEPS_DIR}/_dlpack_extract")
-    file(ARCHIVE_EXTRACT INPUT "${whl}" DESTINATION "${tmp}" PATTERNS "tvm_ffi/include/dlpack/dlpack.h")
-    file(MAKE_DIRECTORY "${inc}/dlpack")
-    file(COPY_FILE "${tmp}/tvm_ffi/include/dlpack/dlpack.h" "${inc}/dlpack/dlpack.h")
-    file(REMOVE_RECURSE "${tmp}")
   endif()
   set(${out_include} "${inc}" PARENT_SCOPE)
 endfunction()
@@ -91,6 +116,13 @@ if(NOT TARGET onnxruntime::headers)
                             INTERFACE_INCLUDE_DIRECTORIES "${_ort_inc}")
     endif()
   endif()
+  # The C API version of these headers (ORT 1.N has N): what can be built (the plugin needs 29).
+  foreach(_dir IN LISTS _ort_inc)
+    if(EXISTS "${_dir}/onnxruntime_c_api.h")
+      file(STRINGS "${_dir}/onnxruntime_c_api.h" _ort_api REGEX "^#define ORT_API_VERSION [0-9]+")
+      string(REGEX MATCH "[0-9]+$" ORTDLPACK_ORT_API_VERSION "${_ort_api}")
+    endif()
+  endforeach()
   add_library(onnxruntime::headers INTERFACE IMPORTED)
   set_target_properties(onnxruntime::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${_ort_inc}")
 endif()

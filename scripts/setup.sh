@@ -1,43 +1,96 @@
 #!/usr/bin/env bash
 # Idempotent set-up from the registries alone: Debian build tools, the pinned Python environment (.venv), the C++
-# build (build/, which fetches the pinned ORT SDK and dlpack.h into .deps/) and the Python package.
-# Re-running it only does what is missing or out of date.
+# build (build/; CMake fetches the pinned ORT SDK and dlpack.h into the per-user cache, see docs/DEPENDENCIES.md) and
+# the Python package. Each step says what it does and how long it took; a run with nothing to do prints one line.
 set -euo pipefail
 cd "$(dirname "$0")/.."
 
+now_ms() { echo $(($(date +%s%N) / 1000000)); }
+since() { local d=$(($(now_ms) - $1)); echo "$((d / 1000)).$((d % 1000 / 100))"; }
+started=$(now_ms)
+did=0
 sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
+step_start() { did=1; step_t0=$(now_ms); echo "setup: $*"; }
+step_done() { echo "setup:   done in $(since "$step_t0") s"; }
 
+# --- Debian packages --------------------------------------------------------------------------------------------
 missing=()
 for pkg in cmake ninja-build g++ libgtest-dev; do
   dpkg -s "$pkg" >/dev/null 2>&1 || missing+=("$pkg")
 done
 if ((${#missing[@]})); then
-  echo "setup: installing ${missing[*]}"
+  step_start "installing Debian packages: ${missing[*]}"
   sudo_if_needed apt-get update -qq
   sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  step_done
 fi
 
+# --- the pinned Python environment (.venv) ----------------------------------------------------------------------
 PY=${PYTHON:-python3}
 if [[ ! -x .venv/bin/python ]]; then
+  step_start "creating the virtual environment .venv ($("$PY" --version))"
   if ! "$PY" -m venv .venv 2>/dev/null; then  # Debian's python3 needs python3-venv for that
     rm -rf .venv
     sudo_if_needed apt-get install -y -qq python3-venv
     "$PY" -m venv .venv
   fi
+  step_done
 fi
 stamp=.venv/.requirements.sha256
 if ! sha256sum --status -c "$stamp" 2>/dev/null; then
-  echo "setup: installing pinned Python packages (requirements.txt)"
+  step_start "installing the pinned Python packages of requirements.txt into .venv (torch, jax and tensorflow" \
+             "are large: several GB the first time, each download listed with its size)"
   .venv/bin/python -m pip install -q --upgrade pip
-  .venv/bin/python -m pip install -q -r requirements.txt
+  # pip lists what it downloads and installs; its per-line noise about satisfied requirements is left out.
+  .venv/bin/python -m pip install --progress-bar off -r requirements.txt |
+    { grep --line-buffered -E "^(Collecting|Downloading|  Downloading|Installing|Successfully)" || true; }
+  .venv/bin/python -m pip check >/dev/null || { .venv/bin/python -m pip check; exit 1; }
   sha256sum requirements.txt > "$stamp"
+  step_done
 fi
 
-# The venv's Python (first on PATH) also serves CMake for fetching dlpack.h (pip download).
-PATH="$PWD/.venv/bin:$PATH" cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORTDLPACK_WERROR=ON \
-  >/dev/null
-cmake --build build
+# --- the C++ build (build/) -------------------------------------------------------------------------------------
+if [[ ! -f build/build.ninja ]]; then
+  step_start "configuring the C++ build in build/ (downloads the pinned ONNX Runtime SDK and dlpack.h once," \
+             "with progress, into ${ORTDLPACK_DEPS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ortdlpack})"
+  mkdir -p build
+  # CMake's own lines go to build/configure.log (shown whole if it fails); the download lines and progress show here.
+  if ! cmake -S . -B build -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DORTDLPACK_WERROR=ON < /dev/null 2>&1 |
+       tee build/configure.log | { grep --line-buffered -E "ortdlpack:|\[download [0-9]*0% complete" | sed -u 's/^-- /setup:   /' || true; }
+  then
+    cat build/configure.log
+    exit 1
+  fi
+  step_done
+fi
+if ! ninja -C build -n 2>/dev/null | grep -q "no work to do"; then
+  step_start "building the C++ core, plugin, tests and benchmarks (cmake --build build; [done/total] per file)"
+  cmake --build build
+  step_done
+fi
 
-# The Python package, built against the same fetched headers (no ORT library: it uses the onnxruntime wheel's).
-.venv/bin/python -m pip install -q --no-build-isolation --no-deps -Cbuild-dir=build/python \
-  -Ccmake.define.ORTDLPACK_DEPS_DIR="$PWD/.deps" .
+# --- the Python package (built against the same fetched headers; it uses the onnxruntime wheel's ORT) -----------
+# Rebuilt when a file it is built from changed: the hash of those files is kept next to the installed package.
+pkg_stamp=.venv/.ortdlpack-sources.sha256
+pkg_hash=$(git ls-files -s -- python src include cmake CMakeLists.txt pyproject.toml plugins 2>/dev/null | sha256sum |
+           cut -d' ' -f1)$(git diff --no-ext-diff -- python src include cmake CMakeLists.txt pyproject.toml plugins 2>/dev/null |
+           sha256sum | cut -d' ' -f1)
+if [[ "$(cat "$pkg_stamp" 2>/dev/null)" != "$pkg_hash" ]] || ! .venv/bin/python -c "import ortdlpack" 2>/dev/null; then
+  step_start "building and installing the Python package into .venv (pip install .; [done/total] per file)"
+  # pip -v shows the build's [done/total] lines; the rest of its output goes to build/python-install.log.
+  if ! .venv/bin/python -m pip install -v --no-build-isolation --no-deps -Cbuild-dir=build/python . 2>&1 |
+       tee build/python-install.log | { grep --line-buffered -E "^ *\[[0-9]+/[0-9]+\]|^Successfully" || true; }
+  then
+    tail -40 build/python-install.log
+    exit 1
+  fi
+  .venv/bin/python -c "import ortdlpack"
+  echo "$pkg_hash" > "$pkg_stamp"
+  step_done
+fi
+
+if ((did)); then
+  echo "setup: ready in $(since "$started") s"
+else
+  echo "setup: nothing to do: .venv, build/ and the ortdlpack package are up to date ($(since "$started") s)"
+fi

@@ -1,6 +1,8 @@
 #include "ortdlpack/api.h"
 
+#include <algorithm>
 #include <atomic>
+#include <cstring>
 #include <mutex>
 #include <string>
 
@@ -17,6 +19,14 @@ const OrtApiBase* g_base = nullptr;
 uint32_t g_version = 0;
 std::atomic<OrtEnv*> g_env{nullptr};
 
+// "1.N.P" -> N, the newest C API version ORT 1.N serves; 0 for text that is not a 1.x version.
+uint32_t runtime_api_version(const char* text) {
+  if (text == nullptr || std::strncmp(text, "1.", 2) != 0) return 0;
+  uint32_t minor = 0;
+  for (const char* p = text + 2; *p >= '0' && *p <= '9' && minor < 1000; ++p) minor = minor * 10 + (*p - '0');
+  return minor;
+}
+
 }  // namespace
 
 void init(const OrtApiBase* base, OrtEnv* env) {
@@ -28,17 +38,18 @@ void init(const OrtApiBase* base, OrtEnv* env) {
                   "ortdlpack::init: already initialised with another ONNX Runtime (one ORT per process)");
     }
   } else {
-    // Newest first: ORT answers NULL for versions it does not know.
-    const OrtApi* api = nullptr;
-    uint32_t version = ORT_API_VERSION;
-    for (; version >= kMinOrtApiVersion && api == nullptr; --version) api = base->GetApi(version);
+    // Ask for the API version the runtime has (ORT 1.N serves C API versions up to N), capped at this build's
+    // headers. Probing downwards instead makes ORT print an error for every version it does not know.
+    const char* text = base->GetVersionString();
+    const uint32_t version = std::min<uint32_t>(runtime_api_version(text), ORT_API_VERSION);
+    const OrtApi* api = version >= kMinOrtApiVersion ? base->GetApi(version) : nullptr;
     if (api == nullptr) {
       throw Error(ErrorKind::kUnsupported, std::string("ortdlpack needs ONNX Runtime >= 1.23 (C API ") +
                                                std::to_string(kMinOrtApiVersion) + "); this one is " +
-                                               base->GetVersionString());
+                                               (text != nullptr ? text : "of unknown version"));
     }
     g_base = base;
-    g_version = version + 1;
+    g_version = version;
     g_api.store(api, std::memory_order_release);
   }
   if (env != nullptr && g_env.load() == nullptr) g_env.store(env);

@@ -41,7 +41,9 @@ constexpr DtypeRow kDtypes[] = {
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, dl(kDLFloat8_e5m2fnuz, 8), "float8_e5m2fnuz"},
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, dl(kDLInt, 4), "int4"},
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, dl(kDLUInt, 4), "uint4"},
+#if ORT_API_VERSION >= 24  // float4e2m1 came with ORT 1.24 (headers and runtime)
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, dl(kDLFloat4_e2m1fn, 4), "float4_e2m1fn"},
+#endif
 };
 
 const DtypeRow* find(ONNXTensorElementDataType type) {

@@ -72,7 +72,11 @@ void read_type_info(OrtTypeInfo* type_info, IoInfo& io) {
   io.dim_names.resize(ndim);
   for (size_t i = 0; i < ndim; ++i) io.dim_names[i] = names[i] ? names[i] : "";
   // ORT < 1.24 cannot tell "no shape" from "scalar": a rank-0 declaration then accepts any rank.
+#if ORT_API_VERSION >= 24
   io.has_shape = ort_api_version() >= 24 ? api.TensorTypeAndShape_HasShape(tensor_info) : ndim > 0;
+#else
+  io.has_shape = ndim > 0;
+#endif
 }
 
 using GetName = OrtStatus*(ORT_API_CALL*)(const OrtSession*, size_t, OrtAllocator*, char**);

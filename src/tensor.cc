@@ -12,10 +12,12 @@ namespace detail {
 
 TensorMeta::TensorMeta(const OrtValue* value) {
   const OrtApi& api = ort();
+#if ORT_API_VERSION >= 24  // built against ORT 1.23 headers: only the slow path exists
   if (ort_api_version() >= 24) {
     check(api.GetTensorElementTypeAndShapeDataReference(value, &type, &shape, &ndim));
     return;
   }
+#endif
   OrtTensorTypeAndShapeInfo* info = nullptr;
   check(api.GetTensorTypeAndShape(value, &info));
   OrtStatus* status = api.GetTensorElementType(info, &type);

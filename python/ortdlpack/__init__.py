@@ -9,7 +9,18 @@ from __future__ import annotations
 
 import re as _re
 
-import onnxruntime as _ort
+# Any ONNX Runtime distribution will do: onnxruntime, onnxruntime-gpu, -openvino, -directml, -qnn, ... all install
+# the same `onnxruntime` module, so the module is what is checked, never a distribution's name (depending on the
+# CPU `onnxruntime` would install it over an onnxruntime-gpu). The extras ortdlpack[cpu] / ortdlpack[gpu] pick one.
+try:
+    import onnxruntime as _ort
+except ImportError as _e:
+    raise ImportError(
+        "ortdlpack needs ONNX Runtime >= 1.23, and no onnxruntime module could be imported "
+        f"({_e}). Install one distribution of it: pip install 'ortdlpack[cpu]' (onnxruntime) or "
+        "'ortdlpack[gpu]' (onnxruntime-gpu), or any other onnxruntime build (onnxruntime-openvino, "
+        "onnxruntime-directml, onnxruntime-qnn, ...)"
+    ) from _e
 
 _MIN_ORT = (1, 23)
 
@@ -19,10 +30,12 @@ def _version_tuple(text: str) -> tuple[int, int]:
     return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
 
 
-if _version_tuple(_ort.__version__) < _MIN_ORT:
+if _version_tuple(getattr(_ort, "__version__", "")) < _MIN_ORT:
     raise ImportError(
         f"ortdlpack needs onnxruntime >= {_MIN_ORT[0]}.{_MIN_ORT[1]} (plugin EP devices, shared allocators, "
-        f"CopyTensors); the installed onnxruntime is {_ort.__version__}: pip install -U 'onnxruntime>={_MIN_ORT[0]}.{_MIN_ORT[1]}'"
+        f"CopyTensors); the installed onnxruntime is {getattr(_ort, '__version__', 'of unknown version')}: "
+        f"upgrade the onnxruntime distribution you use (e.g. pip install -U 'onnxruntime>={_MIN_ORT[0]}.{_MIN_ORT[1]}' "
+        f"or 'onnxruntime-gpu>={_MIN_ORT[0]}.{_MIN_ORT[1]}')"
     )
 
 from . import _ortdlpack  # noqa: E402

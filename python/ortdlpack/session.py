@@ -327,16 +327,18 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
                 binding.bind_ortvalue_output(name, dest if isinstance(dest, _ort.OrtValue) else dest.ortvalue)
         session.run_with_iobinding(binding, run_options)
         produced = binding.get_outputs() if len(destinations) != len(names) else None
+        # Converted before the binding is cleared: in onnxruntime <= 1.29 the values get_outputs() returns do not
+        # own their memory, the binding does (clearing it first left the Tensors over freed memory).
+        from_dlpack = pkg.from_dlpack
+        result = []
+        for i, name in enumerate(names):
+            dest = destinations.get(name)
+            result.append(from_dlpack(produced[i] if dest is None else dest))
     finally:
         binding.clear_binding_inputs()
         binding.clear_binding_outputs()  # drops ORT's and the wrapper's references to the caller's memory
         if len(info.idle) < 4:
             info.idle.append(binding)
-    from_dlpack = pkg.from_dlpack
-    result = []
-    for i, name in enumerate(names):
-        dest = destinations.get(name)
-        result.append(from_dlpack(produced[i] if dest is None else dest))
     return result
 
 

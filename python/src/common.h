@@ -60,7 +60,8 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
 nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy);
 // A legacy "dltensor" capsule for consumers that only read legacy capsules (upstream OrtValue.from_dlpack): built
 // on a versioned export, so read-only and packed sub-byte tensors pass too.
-nb::object legacy_capsule_for_ortvalue(const Tensor& t);
+// bool_as_uint8: a bool tensor described as uint8 (what onnxruntime < 1.32 takes, with its is_bool_tensor flag).
+nb::object legacy_capsule_for_ortvalue(const Tensor& t, bool bool_as_uint8 = false);
 void bind_dlpack(nb::module_& m);
 
 // exchange_api.cc ------------------------------------------------------------------------------------------------
@@ -75,6 +76,13 @@ PyTypeObject* tensor_type();
 inline bool is_tensor(nb::handle h) { return Py_TYPE(h.ptr()) == tensor_type() || PyObject_TypeCheck(h.ptr(), tensor_type()); }
 inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
 
+// ortvalue.cc ----------------------------------------------------------------------------------------------------
+// onnxruntime.OrtValue, whichever onnxruntime version is installed (1.23 on).
+bool is_ortvalue(nb::handle x);
+// An onnxruntime.OrtValue sharing t's memory (CPU, CUDA, ROCm) and keeping it alive.
+nb::object ortvalue_of(const Tensor& t);
+// An unconsumed legacy capsule of an onnxruntime.OrtValue's tensor, bool tensors typed kDLBool.
+nb::object capsule_of_ortvalue(nb::handle ortvalue);
 // session.cc -----------------------------------------------------------------------------------------------------
 // ortdlpack.Session: an OrtSession made with the C API on env() and run by ortdlpack::Session.
 void bind_session(nb::module_& m);

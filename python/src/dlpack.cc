@@ -231,7 +231,7 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
   return to_capsule(to_dlpack_legacy(out), kLegacy, legacy_destructor);
 }
 
-nb::object legacy_capsule_for_ortvalue(const Tensor& t) {
+nb::object legacy_capsule_for_ortvalue(const Tensor& t, bool bool_as_uint8) {
   DLManagedTensorVersioned* inner = to_dlpack_versioned(t);
   auto* w = new (std::nothrow) LegacyOverVersioned{};
   if (w == nullptr) {
@@ -240,6 +240,7 @@ nb::object legacy_capsule_for_ortvalue(const Tensor& t) {
   }
   w->inner = inner;
   w->legacy.dl_tensor = inner->dl_tensor;
+  if (bool_as_uint8 && w->legacy.dl_tensor.dtype.code == kDLBool) w->legacy.dl_tensor.dtype.code = kDLUInt;
   w->legacy.manager_ctx = w;
   w->legacy.deleter = &LegacyOverVersioned::deleter;
   return to_capsule(&w->legacy, kLegacy, legacy_destructor);
@@ -287,6 +288,9 @@ nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
     }
     m->deleter(m);
   }
+
+  // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
+  if (is_ortvalue(x)) return wrap(place(import_capsule(capsule_of_ortvalue(x).ptr(), mode, tp), tp, mode));
 
   if (!PyObject_HasAttr(x.ptr(), names().dlpack)) {
     throw nb::type_error(("from_dlpack: " + std::string(Py_TYPE(x.ptr())->tp_name) +

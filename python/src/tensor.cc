@@ -101,14 +101,6 @@ nb::object to_numpy(nb::handle self, nb::handle dtype, nb::handle copy) {
   return arr;
 }
 
-nb::object ortvalue_from_dlpack() {
-  static PyObject* fn = [] {
-    nb::object f = nb::module_::import_("onnxruntime").attr("OrtValue").attr("from_dlpack");
-    return f.release().ptr();
-  }();
-  return nb::borrow(fn);
-}
-
 std::string repr(const Tensor& t) {
   std::string s = "ortdlpack.Tensor(shape=(";
   const std::vector<int64_t> shape = t.shape();
@@ -174,7 +166,7 @@ void bind_tensor(nb::module_& m) {
                           " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory only); ortdlpack.run "
                           "feeds such tensors to sessions");
         }
-        return ortvalue_from_dlpack()(legacy_capsule_for_ortvalue(t));
+        return ortvalue_of(t);
       }, "An onnxruntime.OrtValue sharing this tensor's memory (and keeping it alive). CPU, CUDA and ROCm memory.")
       .def("__repr__", [](nb::handle self) { return repr(tensor_of(self).tensor); });
   bind_exchange_api(m, cls);

@@ -3,6 +3,7 @@
 
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <string>
 
 #include "ortdlpack/error.h"
@@ -38,6 +39,10 @@ TEST(Api, InitRejectsNullAndASecondOrt) {
   init(OrtGetApiBase());  // the same ORT again: a no-op
   EXPECT_GE(ort_api_version(), kMinOrtApiVersion);
   EXPECT_LE(ort_api_version(), static_cast<uint32_t>(ORT_API_VERSION));
+  // The version asked for is the runtime's own (1.N serves API N), capped at the headers': not a downward probe.
+  const std::string runtime = OrtGetApiBase()->GetVersionString();
+  const uint32_t minor = static_cast<uint32_t>(std::stoul(runtime.substr(runtime.find('.') + 1)));
+  EXPECT_EQ(ort_api_version(), std::min<uint32_t>(minor, ORT_API_VERSION)) << runtime;
 }
 
 TEST(Api, CheckTurnsStatusesIntoErrors) {

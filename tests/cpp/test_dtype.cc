@@ -37,7 +37,9 @@ const Case kCases[] = {
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, kDLFloat8_e5m2fnuz, 8, "float8_e5m2fnuz"},
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, kDLInt, 4, "int4"},
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, kDLUInt, 4, "uint4"},
+#if ORT_API_VERSION >= 24  // float4e2m1 came with ORT 1.24
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, kDLFloat4_e2m1fn, 4, "float4_e2m1fn"},
+#endif
 };
 
 TEST(Dtype, EveryRowMapsBothWays) {
@@ -99,7 +101,9 @@ TEST(Dtype, Uint8AsBoolOnlyWhenAsked) {
 TEST(Dtype, StorageBytesPacksSubByteTypes) {
   EXPECT_EQ(storage_bytes(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, 3), 12u);
   EXPECT_EQ(storage_bytes(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, 3), 2u);
+#if ORT_API_VERSION >= 24
   EXPECT_EQ(storage_bytes(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, 4), 2u);
+#endif
   EXPECT_EQ(storage_bytes(ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128, 2), 32u);
 }
 

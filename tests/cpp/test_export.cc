@@ -18,7 +18,9 @@ const std::vector<std::vector<int64_t>> kShapes = {{}, {0}, {2, 0, 3}, {1}, {3, 
 
 // export -> import -> export for every dtype and shape of the table.
 TEST(Export, RoundTripEveryDtypeAndShape) {
-  for (int t = 1; t <= 23; ++t) {
+  // Every ORT element type up to float4e2m1 (23), which ORT has from 1.24 on.
+  const int last = ORT_API_VERSION >= 24 && ort_api_version() >= 24 ? 23 : 22;
+  for (int t = 1; t <= last; ++t) {
     const auto type = static_cast<ONNXTensorElementDataType>(t);
     if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) continue;
     for (const auto& shape : kShapes) {

@@ -6,6 +6,7 @@ from __future__ import annotations
 import ctypes
 import gc
 import os
+import re
 import sys
 
 import numpy as np
@@ -14,6 +15,56 @@ import pytest
 
 import ortdlpack  # (initialises the ORT hand-over before any test)
 import ortdlpack.testing
+
+# --- the installed onnxruntime: what it lacks is skipped, with the reason -------------------------------------
+
+ORT_VERSION = tuple(int(v) for v in re.findall(r"\d+", ort.__version__)[:2])
+
+
+def skip_if_ort_lacks_dtype(name: str) -> None:
+    """Skips a test of an element type the installed onnxruntime cannot hold in a tensor."""
+    if name == "float4_e2m1fn" and ORT_VERSION < (1, 24):
+        pytest.skip(f"onnxruntime {ort.__version__} has no float4e2m1 tensors (added in 1.24)")
+
+
+# --- optional frameworks --------------------------------------------------------------------------------------
+
+
+class OptionalModule:
+    """An optional package (torch, jax, tensorflow, onnx, ...) imported at its first use: a test that touches it is
+    skipped (pytest.importorskip) when it is not installed, instead of its whole file erroring at collection."""
+
+    def __init__(self, module: str, attr: str | None = None, setup=None):
+        self._lazy_module, self._lazy_attr, self._lazy_setup, self._lazy_obj = module, attr, setup, None
+
+    def __getattr__(self, name):
+        if name.startswith("_") and self._lazy_obj is None:
+            raise AttributeError(name)  # pytest's collection probes (__wrapped__, _pytestfixturefunction, ...)
+        if self._lazy_obj is None:
+            obj = pytest.importorskip(self._lazy_module)
+            if self._lazy_setup is not None:
+                self._lazy_setup()
+            self._lazy_obj = getattr(obj, self._lazy_attr) if self._lazy_attr else obj
+        return getattr(self._lazy_obj, name)
+
+
+def _jax_setup():
+    # jax puts new arrays on its default device, a GPU where jaxlib has CUDA: the tests' jax arrays are host arrays
+    # unless a test says otherwise, whatever the machine. 64-bit types on, for the every-dtype round trips.
+    import jax
+
+    jax.config.update("jax_enable_x64", True)
+    jax.config.update("jax_default_device", jax.devices("cpu")[0])
+
+
+torch = OptionalModule("torch")
+jax = OptionalModule("jax", setup=_jax_setup)
+jnp = OptionalModule("jax.numpy", setup=_jax_setup)
+tf = OptionalModule("tensorflow")
+ml_dtypes = OptionalModule("ml_dtypes")
+onnx = OptionalModule("onnx")
+helper = OptionalModule("onnx.helper")
+TensorProto = OptionalModule("onnx", "TensorProto")
 
 # --- DLPack structs (dlpack.h 1.3) -----------------------------------------------------------------------------
 
@@ -253,6 +304,7 @@ class Counters(ctypes.Structure):
 
 
 _REGISTERED_NAME = "ortdlpack_virtual_device"
+_OrtNotImplemented = ort.capi.onnxruntime_pybind11_state.NotImplemented
 
 
 @pytest.fixture(scope="session")
@@ -272,7 +324,10 @@ def vd():
 
     registered_here = not ours()
     if registered_here:
-        ortdlpack.register_execution_provider_library(_REGISTERED_NAME, path)
+        try:
+            ortdlpack.register_execution_provider_library(_REGISTERED_NAME, path)
+        except _OrtNotImplemented as e:  # the plugin refuses an ORT older than its EP API (1.29) and says why
+            pytest.skip(f"virtual device plugin EP unavailable: {e}")
     devices = ours()
     assert len(devices) == 2, "the virtual device plugin must expose two devices"
     lib = ctypes.CDLL(path)  # same path as the registered library: the same loaded copy, the same counters
@@ -287,11 +342,17 @@ def vd():
         ort.unregister_execution_provider_library(_REGISTERED_NAME)
 
 
+# onnxruntime 1.29-1.31 leak one 32-byte device allocation in OrtValue.__dlpack__ of a plugin-device value (fixed
+# in 1.32): tests that export such a value carry @pytest.mark.ort_dlpack_leak and are allowed exactly that.
+_ORT_DLPACK_LEAK = 32 if (1, 29) <= ORT_VERSION < (1, 32) else 0
+
+
 @pytest.fixture
-def counters(vd):
+def counters(vd, request):
     """Resets the plugin's counters; `counters()` returns the events since then (state fields as they are now).
     After the test every device allocation it made must be freed again."""
     lib, _ = vd
+    leak = _ORT_DLPACK_LEAK if request.node.get_closest_marker("ort_dlpack_leak") else 0
 
     def read():
         c = Counters()
@@ -306,9 +367,12 @@ def counters(vd):
     yield read
     gc.collect()
     end = read()
+    allowed = {"live_bytes": leak, "live_allocs": 1 if leak else 0}
     for n in STATE_FIELDS:
+        if end[n] - base[n] == allowed.get(n, 0) != 0:
+            continue  # onnxruntime's own leak, not ortdlpack's
         assert end[n] == base[n], f"{n}: {base[n]} before the test, {end[n]} after (leak)"
-    assert end["allocs"] == end["frees"] and end["host_allocs"] == end["host_frees"]
+    assert end["allocs"] - end["frees"] == allowed["live_allocs"] and end["host_allocs"] == end["host_frees"]
 
 
 def assert_runs_do_not_grow_rss(run_once, runs: int = 10_000, warmup: int = 1_000, limit: int = 8 << 20) -> None:
@@ -330,11 +394,13 @@ def assert_runs_do_not_grow_rss(run_once, runs: int = 10_000, warmup: int = 1_00
 # --- models for the session tests (scripts/make_models.py), built once per test session -------------------------
 
 sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
-from make_models import make_models  # noqa: E402
 
 
 @pytest.fixture(scope="session")
 def models(tmp_path_factory):
+    pytest.importorskip("onnx")  # make_models builds the models with it
+    from make_models import make_models
+
     return make_models(str(tmp_path_factory.mktemp("models")), ["add_tiny", "feature", "head"])
 
 

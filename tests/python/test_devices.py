@@ -13,12 +13,11 @@ import os
 import numpy as np
 import onnxruntime as ort
 import pytest
-import torch
-from onnx import TensorProto, helper
 
 import ortdlpack as od
 import ortdlpack.testing
 from conftest import COUNTER_FIELDS, EP_NAME, IS_COPIED, STATE_FIELDS, FakeProducer, capsule_name, read_versioned
+from conftest import helper, TensorProto, torch  # optional: tests using one skip without it
 
 KDLCPU, KDLEXTDEV = 1, 12
 VENDOR_ID = 0xD1A9
@@ -108,8 +107,9 @@ def test_fill_from_numpy_and_read_back(vd, counters, index, dtype):
 
 
 @pytest.mark.parametrize("index", [0, 1])
-@pytest.mark.parametrize("dtype", [torch.float32, torch.bfloat16, torch.int32, torch.bool])
+@pytest.mark.parametrize("dtype", ["float32", "bfloat16", "int32", "bool"])
 def test_fill_from_torch_and_read_back(vd, counters, index, dtype):
+    dtype = getattr(torch, dtype)
     _, devices = vd
     x = (torch.arange(4 * 257) % 5).reshape(4, 257).to(dtype)
     nbytes = x.numel() * x.element_size()
@@ -337,6 +337,7 @@ def test_session_with_the_ep_runs_on_an_ortdlpack_device_tensor(vd, counters):
 @pytest.mark.xfail(strict=True, raises=RuntimeError,
                    reason="ortdlpack.from_dlpack(onnxruntime.OrtValue) of a plugin-device value calls the wheel's "
                           "OrtValue.__dlpack__, which raises 'Cannot pack tensors on this device'")
+@pytest.mark.ort_dlpack_leak
 def test_ortvalue_on_the_device_imports_without_a_copy(vd, counters):
     def body():
         v = _ort_device_value(A, 0)

@@ -4,10 +4,10 @@ import ctypes
 
 import numpy as np
 import pytest
-import torch
 
 import ortdlpack as od
 from conftest import DLManagedTensorVersioned, DLTensor, DLDataType, DLDevice, FakeProducer, _capi
+from conftest import torch  # optional: tests using one skip without it
 
 
 class DLPackVersion(ctypes.Structure):

@@ -11,9 +11,7 @@ import pytest
 
 import ortdlpack
 from conftest import EP_NAME, assert_runs_do_not_grow_rss, cpu_session, data_ptr, tiny_input
-
-
-torch = pytest.importorskip("torch")
+from conftest import torch  # optional: tests using one skip without it
 
 
 @pytest.fixture(scope="module")

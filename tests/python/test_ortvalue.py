@@ -1,15 +1,12 @@
 """onnxruntime interop: OrtValues in and out of sessions, one ORT per process, plugin EP devices."""
 
-import jax.numpy as jnp
 import numpy as np
-import onnx
 import onnxruntime as ort
 import pytest
-import torch
-from onnx import TensorProto, helper
 
 import ortdlpack as od
 import ortdlpack.testing
+from conftest import helper, jnp, onnx, TensorProto, torch  # optional: tests using one skip without it
 
 
 @pytest.fixture(scope="module")

@@ -4,10 +4,10 @@ import gc
 import weakref
 
 import numpy as np
-import torch
 
 import ortdlpack as od
 from conftest import FakeProducer
+from conftest import torch  # optional: tests using one skip without it
 
 
 def test_write_through_both_sides_numpy():

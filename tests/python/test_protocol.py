@@ -2,10 +2,10 @@
 
 import numpy as np
 import pytest
-import torch
 
 import ortdlpack as od
 from conftest import IS_COPIED, READ_ONLY, FakeProducer, capsule_name, read_legacy, read_versioned
+from conftest import torch  # optional: tests using one skip without it
 
 
 @pytest.fixture

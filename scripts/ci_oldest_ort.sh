@@ -1,0 +1,26 @@
+#!/usr/bin/env bash
+# CI leg: the Python suite against the oldest supported onnxruntime (1.23.x), in a venv of its own with only what the
+# suite needs (no torch/jax/tensorflow: the tests that need one skip). The extension is the one setup.sh builds: one
+# build serves every onnxruntime >= 1.23 (it asks the runtime for its C API version at import).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+ORT_VERSION=${ORT_VERSION:-1.23.2}
+start=$SECONDS
+venv=build/ci/ort-$ORT_VERSION
+site=build/ci/site
+pin() { grep -E "^$1==" requirements.txt; }  # the versions requirements.txt pins, for everything but onnxruntime
+
+if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import onnxruntime" 2>/dev/null; then
+  echo "ci_oldest_ort: creating $venv with onnxruntime==$ORT_VERSION"
+  rm -rf "$venv"
+  python3 -m venv "$venv"
+  "$venv/bin/python" -m pip install -q --progress-bar off "onnxruntime==$ORT_VERSION" "$(pin numpy)" "$(pin pytest)" \
+    "$(pin ml_dtypes)" "$(pin onnx)" "$(pin psutil)" "$(pin apache-tvm-ffi)"
+fi
+echo "ci_oldest_ort: installing ortdlpack into $site (build dir build/python)"
+rm -rf "$site"
+.venv/bin/python -m pip install -q --no-build-isolation --no-deps --target "$site" -Cbuild-dir=build/python .
+
+echo "== Python tests against onnxruntime $("$venv/bin/python" -c 'import onnxruntime; print(onnxruntime.__version__)')"
+PYTHONPATH="$site" "$venv/bin/python" -m pytest tests/python -q -p no:cacheprovider -rs "$@"
+echo "ci_oldest_ort: $((SECONDS - start)) s"
