@@ -7,6 +7,7 @@
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
+#include "ortdlpack/stream.h"
 #include "tensor_meta.h"
 
 namespace ortdlpack {
@@ -55,7 +56,12 @@ void copy_through_env(const std::vector<const OrtValue*>& src, const std::vector
       batch_dst.push_back(dst[i]);
       done[i] = true;
     }
-    OrtStatus* status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), stream, batch_src.size());
+    // On ortdlpack's stream of the device (stream.h): after the producers' and ortdlpack's pending work there, and
+    // complete on return when the destination is host memory.
+    OrtStatus* status = nullptr;
+    ordered_copy(src_mem[head], dst_mem[head], stream, [&](OrtSyncStream* used) {
+      status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), used, batch_src.size());
+    });
     if (status != nullptr) {
       const std::string what = "copy from " + describe(src_mem[head]) + " to " + describe(dst_mem[head]) + " failed: ";
       try {

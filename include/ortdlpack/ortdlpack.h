@@ -8,5 +8,6 @@
 #include "ortdlpack/export.h"    // Tensor -> DLPack
 #include "ortdlpack/import.h"    // DLPack -> Tensor
 #include "ortdlpack/session.h"   // run an OrtSession on Tensors through IoBinding
+#include "ortdlpack/stream.h"    // stream ordering of device work
 #include "ortdlpack/tensor.h"    // Tensor: shared owner of an OrtValue
 #include "ortdlpack/transfer.h"  // allocate / copy / to
