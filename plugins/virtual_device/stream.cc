@@ -14,12 +14,6 @@
 namespace ortdlpack::vd {
 namespace {
 
-uint64_t NowUs() noexcept {
-  return static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::microseconds>(std::chrono::steady_clock::now().time_since_epoch())
-          .count());
-}
-
 // Default 1 ms: long enough that a consumer that does not wait reads stale memory every time, short enough for
 // test suites that copy thousands of tensors. Read once from ORTDLPACK_VD_STREAM_DELAY_US.
 std::atomic<uint64_t>& Delay() noexcept {
@@ -162,7 +156,7 @@ bool VdStream::EnqueueCopy(void* dst, bool dst_dev, const void* src, bool src_de
   t.dst_dev = dst_dev;
   t.src_dev = src_dev;
   t.n = n;
-  t.not_before_us = NowUs() + StreamDelayUs();
+  t.duration_us = StreamDelayUs();
   if (!src_dev) {
     try {
       t.staged.assign(static_cast<const char*>(src), static_cast<const char*>(src) + n);
@@ -294,8 +288,7 @@ void VdStream::Execute(Task& task) noexcept {
     case Task::Kind::kWait: task.event->WaitHost(); return;
     case Task::Kind::kCopy: break;
   }
-  const uint64_t now = NowUs();
-  if (task.not_before_us > now) std::this_thread::sleep_for(std::chrono::microseconds(task.not_before_us - now));
+  if (task.duration_us != 0) std::this_thread::sleep_for(std::chrono::microseconds(task.duration_us));
   const void* src = task.src_dev ? task.src : task.staged.data();
   // The guard's mutex serialises this with every other copy and with frees: a region freed before the queue got
   // here is reported, never touched.

@@ -1,8 +1,8 @@
 // Asynchronous in-order streams of the virtual device (OrtEpFactory::CreateSyncStreamForDevice, and producer
 // streams made through the C test ABI): each VdStream is a FIFO queue executed by its own worker thread, like a
 // GPU stream. Work enqueued on a stream (a copy, a write, a wait for another stream's event) completes later, in
-// submission order, each copy no earlier than `delay` after it was enqueued (ortdlpack_vd_set_stream_delay_us /
-// ORTDLPACK_VD_STREAM_DELAY_US). Work with no stream is synchronous (done on the calling thread, ordered after
+// submission order, each copy taking `delay` of device time (ortdlpack_vd_set_stream_delay_us /
+// ORTDLPACK_VD_STREAM_DELAY_US), so more queued work finishes later, as on a GPU. Work with no stream is synchronous (done on the calling thread, ordered after
 // nothing). The native handle (OrtApi::SyncStream_GetHandle) is the VdStream itself; the C ABI takes it back and
 // checks it against the registry of live streams, so a stale or foreign handle is an error, never a crash.
 #pragma once
@@ -83,7 +83,7 @@ class VdStream : public OrtSyncStreamImpl {
     std::size_t n = 0;
     std::vector<char> staged;  // snapshot of a host source
     std::shared_ptr<VdEvent> event;
-    uint64_t not_before_us = 0;  // steady-clock microseconds
+    uint64_t duration_us = 0;  // how long the copy takes on the device (the delay when it was enqueued)
   };
 
   VdStream(const OrtApi* api, const OrtEpApi* ep_api, uint32_t device_id) noexcept;

@@ -42,8 +42,8 @@
  * (device memory then stays readable and writable by the host). Any other value, or unset: guard on. */
 #define ORTDLPACK_VD_GUARD_ENV "ORTDLPACK_VD_GUARD"
 
-/* Environment variable read once (first use): the delay, in microseconds, after which a copy or write enqueued on a
- * stream may run (each item no earlier than its enqueue time + delay). Default 1000. See
+/* Environment variable read once (first use): how long, in microseconds, each copy or write enqueued on a stream
+ * takes on the device (the worker sleeps that long, then copies; queued work adds up). Default 1000. See
  * ortdlpack_vd_set_stream_delay_us. */
 #define ORTDLPACK_VD_STREAM_DELAY_ENV "ORTDLPACK_VD_STREAM_DELAY_US"
 
