@@ -354,6 +354,12 @@ ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_write(void* stream, void* dst, const
   return s->EnqueueCopy(dst, true, src, false, nbytes) ? 0 : -1;
 }
 
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_read(void* stream, void* dst, const void* src, uint64_t nbytes) {
+  VdStream* s = VdStream::FromHandle(stream);
+  if (s == nullptr || (nbytes != 0 && (dst == nullptr || !ortdlpack::vd::IsDeviceRange(src, nbytes)))) return -1;
+  return s->EnqueueCopy(dst, false, src, true, nbytes) ? 0 : -1;
+}
+
 ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_wait(void* waiter, void* producer) {
   VdStream* w = VdStream::FromHandle(waiter);
   VdStream* p = VdStream::FromHandle(producer);

@@ -121,6 +121,10 @@ ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_destroy(void* stream);
  * device memory `dst`, which must lie inside one live device allocation (checked now and again when it runs). */
 ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_write(void* stream, void* dst, const void* src, uint64_t nbytes);
 
+/* Enqueue on `stream`: read nbytes of device memory `src` into host memory `dst`, written when the queue reaches it
+ * (synchronize the stream before reading `dst`; keep `dst` alive until then). */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_read(void* stream, void* dst, const void* src, uint64_t nbytes);
+
 /* Make `waiter` wait (on the device: the host does not block) for everything enqueued on `producer` so far, like
  * cudaEventRecord(producer) + cudaStreamWaitEvent(waiter). */
 ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_wait(void* waiter, void* producer);
