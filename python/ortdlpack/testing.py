@@ -20,9 +20,11 @@ def virtual_device_library() -> str:
 class AsyncProducer:
     """A DLPack producer with its own stream on the asynchronous virtual device, behaving like torch on CUDA: it
     writes device tensors on its stream (each write lands after the device's delay, ``set_delay_us``), and its
-    tensors' ``__dlpack__(stream=S)`` honours DLPack's stream argument: ``None`` -> the host waits for the
-    producer's stream, ``-1`` -> no synchronization, a stream handle -> that stream waits for the producer's pending
-    work (on the device; the host does not block). The virtual device must be registered (same library path).
+    tensors' ``__dlpack__(stream=S)`` honours DLPack's stream argument: a stream handle -> that stream waits for the
+    producer's pending work (on the device; the host does not block); ``None`` and ``-1`` -> nothing is ordered
+    (the virtual device has no legacy default stream to order before; like the C exchange API's ``no_sync`` path
+    and torch releases that synchronize nothing for ``None``, so a consumer that names no stream reads early).
+    The virtual device must be registered (same library path).
 
         p = AsyncProducer(ep_device)
         x = p.empty((8,))               # zeros, on the virtual device
@@ -92,9 +94,7 @@ class AsyncProducer:
 
     def wait_before(self, stream) -> None:
         """Orders the producer's pending work before DLPack stream value `stream` (see the class doc)."""
-        if stream is None:
-            self.synchronize()
-        elif stream != -1:
+        if stream is not None and stream != -1:
             if self._lib.ortdlpack_vd_stream_wait(stream, self.stream):
                 raise ValueError(f"stream {stream!r} is not a virtual device stream")
 

@@ -1,7 +1,8 @@
 // Test support: a producer with its own stream on the asynchronous virtual device, behaving like torch on CUDA.
 // It writes device tensors on its stream with a delay (the write lands later), and its DLPack export honours the
-// consumer's `stream` value as __dlpack__(stream=) does: nullopt (None) -> the host waits for the producer's stream;
-// -1 -> no synchronization; a handle -> that stream waits for the producer's pending work (on the device).
+// consumer's `stream` value as __dlpack__(stream=) does: a handle -> that stream waits for the producer's pending
+// work (on the device); nullopt (None) and -1 -> nothing is ordered (no legacy default stream on this device; like
+// the C exchange API's no_sync path), so a consumer that names no stream reads early.
 #pragma once
 
 #include <dlfcn.h>
@@ -62,9 +63,7 @@ class AsyncProducer {
   // What __dlpack__(stream=consumer) does before handing the tensor out.
   void order_before(std::optional<int64_t> consumer) const {
     int rc = 0;
-    if (!consumer.has_value()) {
-      rc = abi_.synchronize(stream_);
-    } else if (*consumer != -1) {
+    if (consumer.has_value() && *consumer != -1) {
       rc = abi_.wait(reinterpret_cast<void*>(static_cast<uintptr_t>(*consumer)), stream_);
     }
     if (rc != 0) throw std::runtime_error("the producer could not order its work before the consumer's stream");

@@ -98,7 +98,9 @@ TEST_F(StreamOrdering, SessionRunOnAnImportedFeedSeesTheProducersWrite) {
 
 TEST_F(StreamOrdering, ExportToAConsumerOnAnotherStreamIsComplete) {
   // Two copies queued on ortdlpack's stream (host -> device, device -> device): 2 * kDelayUs of device work.
-  const Tensor t = to(to(test::host_iota(64, 5.0f), vd.memory(0)), vd.memory(0));
+  // (The first is kept alive: freeing device memory waits for queued copies that use it, like cudaFree.)
+  const Tensor first = to(test::host_iota(64, 5.0f), vd.memory(0));
+  const Tensor t = to(first, vd.memory(0));
   OrtSyncStream* consumer = nullptr;
   check(ort().CreateSyncStreamForEpDevice(vd.devices[0], nullptr, &consumer));
   void* handle = ort().SyncStream_GetHandle(consumer);

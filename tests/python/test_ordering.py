@@ -60,8 +60,11 @@ def test_copies(producer, vd):
 def test_export_to_a_consumer_on_another_stream(producer, vd):
     _, devices = vd
     data = np.arange(32, dtype=np.float32) + 5
-    # Two copies queued on ortdlpack's stream (host -> device 0 -> device 0): twice the consumer's one copy.
-    t = ortdlpack.from_dlpack(ortdlpack.from_dlpack(data, device=devices[0]), copy=True)
+    # Two copies queued on ortdlpack's stream (host -> device 0 -> device 0): twice the consumer's one copy. (Before
+    # the ordering work ortdlpack's copies were synchronous; this guards the export rule now that they are queued.)
+    # (The first is kept alive: freeing device memory waits for queued copies that use it, like cudaFree.)
+    first = ortdlpack.from_dlpack(data, device=devices[0])
+    t = ortdlpack.from_dlpack(first, copy=True)
     consumer = AsyncProducer(devices[0])
     try:
         capsule = t.__dlpack__(stream=consumer.stream, max_version=(1, 0))  # consumer's stream waits for ortdlpack's
@@ -103,12 +106,16 @@ def test_session_run_with_the_device_ep(producer, models):
 
 
 def test_outputs_into_a_destination_with_a_pending_write(producer, models):
-    # The producer still has a write of garbage queued on the destination: it must land before ORT's result.
+    # The producer still has writes of garbage queued on the destination: they must land before ORT's result.
     x = tiny_input()
     expected = cpu_session(models["add_tiny"]).run(None, {"x": x})[0]
     s = ortdlpack.Session(models["add_tiny"], ep=EP_NAME)
-    dst = pending(producer, np.full((1, 100), -7.0, np.float32))
+    s.run({"x": x})  # warm: the run below takes far less than the queued writes
+    dst = producer.empty((1, 100))
+    for _ in range(5):
+        producer.write(dst, np.full((1, 100), -7.0, np.float32))
     (y,) = s.run({"x": x}, outputs={"y": dst})
+    producer.synchronize()  # without the ordering, the garbage lands after ORT's result and replaces it
     np.testing.assert_array_equal(np.asarray(y.to("cpu")), expected)
     del s, y
 
