@@ -9,6 +9,7 @@
 
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
+#include "ortdlpack/ep_library.h"
 #include "ortdlpack/error.h"
 
 namespace ortdlpack {
@@ -115,6 +116,8 @@ Backend backend_of(const OrtEpDevice* dev, uint32_t vendor) {
   return b;
 }
 
+Entry* find_in_env(OrtMemoryInfoDeviceType type, uint32_t vendor, int id, std::vector<Entry*>& all);
+
 // The entry of the device that owns `memory` (device memory only), or NULL when it has no usable stream.
 Entry* find(const OrtMemoryInfo* memory) {
   if (memory == nullptr || host_accessible(memory)) return nullptr;
@@ -134,6 +137,17 @@ Entry* find(const OrtMemoryInfo* memory) {
     all.erase(all.begin() + static_cast<std::ptrdiff_t>(i));
     break;
   }
+  // The EP may ship inside the ORT package, unregistered (ep_library.h): registered once, then looked up.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (attempt == 1 && !register_bundled_ep_library(vendor)) break;
+    if (Entry* e = find_in_env(type, vendor, id, all)) return e->stream != nullptr ? e : nullptr;
+  }
+  return nullptr;  // no EP device for this memory (yet): nothing cached, looked up again next time
+}
+
+// A new entry for the env's EP device whose DEFAULT memory is (type, vendor, id), appended to `all`; NULL if none.
+Entry* find_in_env(OrtMemoryInfoDeviceType type, uint32_t vendor, int id, std::vector<Entry*>& all) {
+  const OrtApi& api = ort();
   const OrtEpDevice* const* devs = nullptr;
   size_t n = 0;
   check(api.GetEpDevices(env(), &devs, &n));
@@ -165,10 +179,9 @@ Entry* find(const OrtMemoryInfo* memory) {
       }
     }
     all.push_back(entry.get());
-    Entry* e = entry.release();
-    return e->stream != nullptr ? e : nullptr;
+    return entry.release();
   }
-  return nullptr;  // no EP device for this memory (yet): nothing cached, looked up again next time
+  return nullptr;
 }
 
 void host_wait(Entry& e, void* handle) {

@@ -6,6 +6,7 @@
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
+#include "ortdlpack/ep_library.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/stream.h"
 #include "tensor_meta.h"
@@ -89,10 +90,16 @@ Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shap
     check(api.GetAllocatorWithDefaultOptions(&allocator));
   } else {
     check(api.GetSharedAllocator(env(), memory, &allocator));
+    // The EP that brings this memory may ship inside the ORT package, unregistered (ep_library.h).
+    if (allocator == nullptr && register_bundled_ep_library(api.MemoryInfoGetVendorId(memory))) {
+      check(api.GetSharedAllocator(env(), memory, &allocator));
+    }
     if (allocator == nullptr) {
+      const std::string hint = bundled_ep_hint(api.MemoryInfoGetVendorId(memory));
       throw Error(ErrorKind::kUnsupported, "no shared allocator for " + describe(memory) +
                                                " in the ORT environment: register the execution provider library "
-                                               "that brings this device (RegisterExecutionProviderLibrary)");
+                                               "that brings this device (RegisterExecutionProviderLibrary)" +
+                                               (hint.empty() ? std::string() : ", or " + hint));
     }
   }
   OrtValue* value = nullptr;
