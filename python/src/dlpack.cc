@@ -204,6 +204,10 @@ nb::object call_dlpack_on_stream(nb::handle x, const std::optional<DLDevice>& de
     nb::dict only;
     only["stream"] = nb::int_(stream);
     r = PyObject_Call(method.ptr(), nb::tuple().ptr(), only.ptr());
+    if (r == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();  // takes no `stream` at all: it cannot order its work before ours
+      r = PyObject_CallNoArgs(method.ptr());
+    }
   }
   if (r == nullptr) throw nb::python_error();
   if (!PyCapsule_CheckExact(r)) {

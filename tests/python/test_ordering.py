@@ -92,6 +92,9 @@ def test_ortdlpack_run(producer, models):
     expected = cpu_session(models["add_tiny"]).run(None, {"x": x})[0]
     (y,) = ortdlpack.run(cpu_session(models["add_tiny"]), {"x": pending(producer, x)})
     np.testing.assert_array_equal(np.asarray(y), expected)
+    out = np.empty_like(expected)  # through IOBinding rather than session.run
+    ortdlpack.run(cpu_session(models["add_tiny"]), {"x": pending(producer, x)}, outputs={"y": out})
+    np.testing.assert_array_equal(out, expected)
 
 
 def test_session_run_with_the_device_ep(producer, models):
