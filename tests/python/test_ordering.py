@@ -131,3 +131,17 @@ def test_bad_stream_values_on_a_device_tensor(producer, vd):
     with pytest.raises(TypeError, match="stream"):
         t.__dlpack__(stream="s")
     t.__dlpack__(stream=-1)  # no synchronization asked
+
+
+def test_a_device_producer_that_takes_no_stream_is_still_imported(vd):
+    _, devices = vd
+    inner = ortdlpack.from_dlpack(np.arange(4, dtype=np.float32), device=devices[0])
+
+    class OldProducer:  # predates the `stream` keyword
+        def __dlpack_device__(self):
+            return inner.__dlpack_device__()
+
+        def __dlpack__(self):
+            return inner.__dlpack__()
+
+    np.testing.assert_array_equal(ortdlpack.from_dlpack(OldProducer()).numpy(), np.arange(4, dtype=np.float32))
