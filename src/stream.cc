@@ -76,7 +76,8 @@ struct Entry {
   OrtSyncStream* stream;  // never released: process lifetime (see streams.md)
   void* handle;
   Backend backend;
-  std::atomic<bool> pending{false};
+  std::atomic<bool> pending{false};  // work may be queued that nobody waited for yet
+  std::mutex sync_mutex;             // a second synchronize() must not return while the first still waits
 };
 
 std::mutex& mutex() {
@@ -193,6 +194,7 @@ void host_wait(Entry& e, void* handle) {
 }
 
 void synchronize(Entry& e) {
+  std::lock_guard<std::mutex> lock(e.sync_mutex);
   if (e.pending.exchange(false)) host_wait(e, e.handle);
 }
 
@@ -215,6 +217,10 @@ uintptr_t consumer_stream(DLDevice device) {
   if (e == nullptr) return 0;
   e->pending = true;
   return reinterpret_cast<uintptr_t>(e->handle);
+}
+
+void note_import(const OrtMemoryInfo* memory) {
+  if (Entry* e = find(memory)) e->pending = true;
 }
 
 void synchronize(const OrtMemoryInfo* memory) {

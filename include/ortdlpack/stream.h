@@ -35,6 +35,10 @@ OrtSyncStream* device_stream(const OrtMemoryInfo* memory);
 // ortdlpack treats that stream as having pending work.
 uintptr_t consumer_stream(DLDevice device);
 
+// Records that a tensor in `memory` was just imported: its producer may have ordered work before ortdlpack's stream
+// (rule 1), which later readers must wait for. import.cc calls it for every device tensor it imports.
+void note_import(const OrtMemoryInfo* memory);
+
 // Blocks until everything ortdlpack enqueued on the stream of `memory`'s device (and everything a producer ordered
 // before it) has completed. No-op when nothing is pending or the memory has no stream.
 void synchronize(const OrtMemoryInfo* memory);

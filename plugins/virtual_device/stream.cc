@@ -6,6 +6,7 @@
 #include <cstdlib>
 #include <cstring>
 #include <new>
+#include <shared_mutex>
 #include <unordered_set>
 
 #include "counters.h"
@@ -24,9 +25,11 @@ std::atomic<uint64_t>& Delay() noexcept {
   return delay;
 }
 
-// Live streams: a handle is only ever dereferenced after it was found here.
-std::mutex& RegistryMutex() noexcept {
-  static std::mutex m;
+// Live streams: a handle is only ever dereferenced after it was found here. Shared for lookups and for waiting on
+// streams found here (a stream is never destroyed meanwhile); exclusive to add or remove one. Waiting holds it shared
+// only, so a lookup on another thread (e.g. the resume that lets the awaited work finish) never blocks behind it.
+std::shared_mutex& RegistryMutex() noexcept {
+  static std::shared_mutex m;
   return m;
 }
 std::unordered_set<const void*>& Registry() {
@@ -101,7 +104,7 @@ VdStream* VdStream::Create(const OrtApi* api, const OrtEpApi* ep_api, uint32_t d
   if (s == nullptr) return nullptr;
   try {
     s->worker_ = std::thread([s] { s->Run(); });
-    std::lock_guard<std::mutex> lock(RegistryMutex());
+    std::unique_lock<std::shared_mutex> lock(RegistryMutex());
     Registry().insert(s);
   } catch (...) {
     delete s;  // joins the worker if it started
@@ -112,7 +115,7 @@ VdStream* VdStream::Create(const OrtApi* api, const OrtEpApi* ep_api, uint32_t d
 
 VdStream::~VdStream() {
   {
-    std::lock_guard<std::mutex> lock(RegistryMutex());
+    std::unique_lock<std::shared_mutex> lock(RegistryMutex());
     Registry().erase(this);
   }
   while (Resume()) {
@@ -126,7 +129,7 @@ VdStream::~VdStream() {
 }
 
 VdStream* VdStream::FromHandle(void* handle) noexcept {
-  std::lock_guard<std::mutex> lock(RegistryMutex());
+  std::shared_lock<std::shared_mutex> lock(RegistryMutex());
   return handle != nullptr && Registry().count(handle) ? static_cast<VdStream*>(handle) : nullptr;
 }
 
@@ -252,7 +255,7 @@ void VdStream::WaitIdle() noexcept {
 }
 
 void VdStream::WaitForStreamsUsing(std::uintptr_t lo, std::uintptr_t hi) noexcept {
-  std::lock_guard<std::mutex> registry(RegistryMutex());  // no stream is destroyed meanwhile
+  std::shared_lock<std::shared_mutex> registry(RegistryMutex());  // no stream is destroyed meanwhile
   for (const void* p : Registry()) {
     auto* s = static_cast<VdStream*>(const_cast<void*>(p));
     bool uses = false;
