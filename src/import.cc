@@ -10,6 +10,7 @@
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
+#include "ortdlpack/stream.h"
 #include "ortdlpack/transfer.h"
 #include "strided_copy.h"
 
@@ -139,6 +140,7 @@ Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& op
   const DLTensor& t = managed->dl_tensor;
   const Layout l = validate(t, flags, options);
   const OrtMemoryInfo* memory = memory_info(t.device);
+  if (!host_accessible(memory)) note_import(memory);  // the producer may have queued work before our stream
   const bool read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
   const bool needs_copy = !l.compact || !l.aligned;
 

@@ -7,6 +7,7 @@
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
+#include "ortdlpack/stream.h"
 #include "ortdlpack/transfer.h"
 #include "tensor_meta.h"
 
@@ -293,6 +294,13 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
     if (memory == nullptr) memory = cpu ? cpu : (cpu = ortdlpack::memory_info(DLDevice{kDLCPU, 0}));
     check_ctx(api.BindOutputToDevice(binding, io.name.c_str(), memory), "binding output", io.name);
   }
+
+  // Stream ordering (stream.h, docs/streams.md): ORT runs on its own streams, after ortdlpack's pending work on
+  // the feeds' and destinations' devices.
+  std::vector<const Tensor*> ordered;
+  for (const auto& feed : feeds) ordered.push_back(&feed.second);
+  ordered.insert(ordered.end(), destination.begin(), destination.end());
+  order_before_run(ordered);
 
   if (OrtStatus* status = api.RunWithBinding(session_, options.run_options, binding)) {
     try {

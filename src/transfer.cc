@@ -6,7 +6,9 @@
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
+#include "ortdlpack/ep_library.h"
 #include "ortdlpack/error.h"
+#include "ortdlpack/stream.h"
 #include "tensor_meta.h"
 
 namespace ortdlpack {
@@ -55,7 +57,12 @@ void copy_through_env(const std::vector<const OrtValue*>& src, const std::vector
       batch_dst.push_back(dst[i]);
       done[i] = true;
     }
-    OrtStatus* status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), stream, batch_src.size());
+    // On ortdlpack's stream of the device (stream.h): after the producers' and ortdlpack's pending work there, and
+    // complete on return when the destination is host memory.
+    OrtStatus* status = nullptr;
+    ordered_copy(src_mem[head], dst_mem[head], stream, [&](OrtSyncStream* used) {
+      status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), used, batch_src.size());
+    });
     if (status != nullptr) {
       const std::string what = "copy from " + describe(src_mem[head]) + " to " + describe(dst_mem[head]) + " failed: ";
       try {
@@ -83,10 +90,16 @@ Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shap
     check(api.GetAllocatorWithDefaultOptions(&allocator));
   } else {
     check(api.GetSharedAllocator(env(), memory, &allocator));
+    // The EP that brings this memory may ship inside the ORT package, unregistered (ep_library.h).
+    if (allocator == nullptr && register_bundled_ep_library(api.MemoryInfoGetVendorId(memory))) {
+      check(api.GetSharedAllocator(env(), memory, &allocator));
+    }
     if (allocator == nullptr) {
+      const std::string hint = bundled_ep_hint(api.MemoryInfoGetVendorId(memory));
       throw Error(ErrorKind::kUnsupported, "no shared allocator for " + describe(memory) +
                                                " in the ORT environment: register the execution provider library "
-                                               "that brings this device (RegisterExecutionProviderLibrary)");
+                                               "that brings this device (RegisterExecutionProviderLibrary)" +
+                                               (hint.empty() ? std::string() : ", or " + hint));
     }
   }
   OrtValue* value = nullptr;

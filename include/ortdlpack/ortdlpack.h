@@ -4,9 +4,11 @@
 #include "ortdlpack/api.h"       // init(): the ORT C API the core calls
 #include "ortdlpack/device.h"    // OrtMemoryInfo <-> DLDevice
 #include "ortdlpack/dtype.h"     // ONNX element type <-> DLDataType
+#include "ortdlpack/ep_library.h"  // EP libraries bundled with ORT, registered lazily
 #include "ortdlpack/error.h"     // ortdlpack::Error
 #include "ortdlpack/export.h"    // Tensor -> DLPack
 #include "ortdlpack/import.h"    // DLPack -> Tensor
 #include "ortdlpack/session.h"   // run an OrtSession on Tensors through IoBinding
+#include "ortdlpack/stream.h"    // stream ordering of device work
 #include "ortdlpack/tensor.h"    // Tensor: shared owner of an OrtValue
 #include "ortdlpack/transfer.h"  // allocate / copy / to

@@ -25,8 +25,10 @@ Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shap
                 OrtDeviceMemoryType memory_type = OrtDeviceMemoryType_DEFAULT);
 
 // Copies each src[i] into dst[i] (same element type and shape: Error(kInvalidArgument) otherwise). Host-to-host
-// pairs are memcpy'd; all others go to ORT in one CopyTensors call. `stream` (optional) is an OrtSyncStream of the
-// device side, used by stream-aware EPs. Error(kUnsupported) naming both memories when no transfer exists.
+// pairs are memcpy'd; all others go to ORT in one CopyTensors call per memory pair. Ordering (docs/streams.md): the
+// copy runs on `stream` when given, else on ortdlpack's stream of the device side (stream.h), after pending work
+// there; a copy into host memory is complete when copy() returns. Error(kUnsupported) naming both memories when no
+// transfer exists.
 void copy(const std::vector<Tensor>& src, const std::vector<Tensor>& dst, OrtSyncStream* stream = nullptr);
 void copy(const Tensor& src, const Tensor& dst, OrtSyncStream* stream = nullptr);
 

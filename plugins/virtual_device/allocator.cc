@@ -8,6 +8,7 @@
 
 #include "counters.h"
 #include "guarded_memory.h"
+#include "stream.h"
 
 namespace ortdlpack::vd {
 namespace {
@@ -74,6 +75,11 @@ void ORT_API_CALL VdAllocator::FreeImpl(OrtAllocator* self, void* p) noexcept {
   auto* a = static_cast<VdAllocator*>(self);
   std::size_t size = 0;
   if (a->kind_ == MemKind::kDevice) {
+    // Stream-ordered: queued copies that use this memory run first (stream.h).
+    if (const std::size_t mapped = DeviceRegionBytes(p)) {
+      const auto lo = reinterpret_cast<std::uintptr_t>(p);
+      VdStream::WaitForStreamsUsing(lo, lo + mapped);
+    }
     // A pointer we never handed out is ignored rather than passed to munmap (which could unmap anything).
     if (!DeviceUnmap(p, &size)) return;
     CountDeviceFree(size);

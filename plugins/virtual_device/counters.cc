@@ -11,7 +11,7 @@ namespace {
 struct Counters {
   std::atomic<uint64_t> allocs{0}, frees{0}, live_bytes{0}, copies{0}, bytes_h2d{0}, bytes_d2h{0}, bytes_d2d{0},
       live_allocs{0}, host_allocs{0}, host_frees{0}, host_live_bytes{0}, bytes_h2h{0}, copy_calls{0},
-      failed_allocs{0}, failed_copies{0};
+      failed_allocs{0}, failed_copies{0}, async_copies{0}, stream_waits{0}, host_syncs{0};
 };
 
 Counters& C() noexcept {
@@ -58,6 +58,9 @@ void CountHostFree(std::size_t bytes) noexcept {
 void CountFailedAlloc() noexcept { Add(C().failed_allocs, 1); }
 void CountCopyCall() noexcept { Add(C().copy_calls, 1); }
 void CountFailedCopy() noexcept { Add(C().failed_copies, 1); }
+void CountAsyncCopy() noexcept { Add(C().async_copies, 1); }
+void CountStreamWait() noexcept { Add(C().stream_waits, 1); }
+void CountHostSync() noexcept { Add(C().host_syncs, 1); }
 
 void CountCopy(CopyKind kind, std::size_t bytes) noexcept {
   Add(C().copies, 1);
@@ -97,6 +100,9 @@ ORTDLPACK_VD_EXPORT void ortdlpack_vd_get_counters(OrtdlpackVdCounters* out) {
   out->copy_calls = r(c.copy_calls);
   out->failed_allocs = r(c.failed_allocs);
   out->failed_copies = r(c.failed_copies);
+  out->async_copies = r(c.async_copies);
+  out->stream_waits = r(c.stream_waits);
+  out->host_syncs = r(c.host_syncs);
 }
 
 ORTDLPACK_VD_EXPORT void ortdlpack_vd_reset_counters(void) {
@@ -104,7 +110,8 @@ ORTDLPACK_VD_EXPORT void ortdlpack_vd_reset_counters(void) {
   auto& c = C();
   // live_bytes, live_allocs and host_live_bytes are state, not events: left alone (see the header).
   z(c.allocs), z(c.frees), z(c.copies), z(c.bytes_h2d), z(c.bytes_d2h), z(c.bytes_d2d), z(c.host_allocs),
-      z(c.host_frees), z(c.bytes_h2h), z(c.copy_calls), z(c.failed_allocs), z(c.failed_copies);
+      z(c.host_frees), z(c.bytes_h2h), z(c.copy_calls), z(c.failed_allocs), z(c.failed_copies),
+      z(c.async_copies), z(c.stream_waits), z(c.host_syncs);
 }
 
 ORTDLPACK_VD_EXPORT void ortdlpack_vd_fail_alloc_at(uint64_t n) {

@@ -21,6 +21,11 @@ void CountCopyCall() noexcept;
 void CountCopy(CopyKind kind, std::size_t bytes) noexcept;
 void CountFailedCopy() noexcept;
 
+// Stream bookkeeping (stream.cc).
+void CountAsyncCopy() noexcept;   // a copy or write enqueued on a stream (counted again in `copies` when it runs)
+void CountStreamWait() noexcept;  // a stream made to wait for an event
+void CountHostSync() noexcept;    // a host synchronization of a stream
+
 // Failure injection: each call consumes one tick of the matching countdown and returns true exactly when the
 // armed n-th event is reached (the countdown then disarms itself).
 bool ShouldFailAlloc() noexcept;

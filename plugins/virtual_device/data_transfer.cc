@@ -1,9 +1,11 @@
-// Synchronous data transfer. Copies are done on the calling thread before CopyTensors returns, so any stream
-// argument is already satisfied in order: streams are accepted and ignored (see stream.h).
+// The data transfer. A copy given one of this device's streams is validated now and enqueued on that stream
+// (it completes when the queue reaches it, stream.h); a copy with no stream (or another EP's) is done on the
+// calling thread before CopyTensors returns, ordered after nothing.
 #include "data_transfer.h"
 
 #include "counters.h"
 #include "guarded_memory.h"
+#include "stream.h"
 
 namespace ortdlpack::vd {
 namespace {
@@ -35,12 +37,13 @@ bool ORT_API_CALL VdDataTransfer::CanCopyImpl(const OrtDataTransferImpl* self, c
 }
 
 OrtStatus* ORT_API_CALL VdDataTransfer::CopyTensorsImpl(OrtDataTransferImpl* self, const OrtValue** src_tensors,
-                                                        OrtValue** dst_tensors, OrtSyncStream** /*streams*/,
+                                                        OrtValue** dst_tensors, OrtSyncStream** streams,
                                                         size_t num_tensors) noexcept {
   auto* t = static_cast<VdDataTransfer*>(self);
   CountCopyCall();
   for (size_t i = 0; i < num_tensors; ++i) {
-    if (OrtStatus* st = t->CopyOne(src_tensors[i], dst_tensors[i])) {
+    VdStream* stream = streams != nullptr ? VdStream::FromOrt(t->ep_api_, streams[i]) : nullptr;
+    if (OrtStatus* st = t->CopyOne(src_tensors[i], dst_tensors[i], stream)) {
       CountFailedCopy();
       return st;
     }
@@ -48,7 +51,7 @@ OrtStatus* ORT_API_CALL VdDataTransfer::CopyTensorsImpl(OrtDataTransferImpl* sel
   return nullptr;
 }
 
-OrtStatus* VdDataTransfer::CopyOne(const OrtValue* src, OrtValue* dst) noexcept {
+OrtStatus* VdDataTransfer::CopyOne(const OrtValue* src, OrtValue* dst, VdStream* stream) noexcept {
   if (ShouldFailCopy()) return api_.CreateStatus(ORT_FAIL, "ortdlpack virtual device: injected copy failure");
   if (src == nullptr || dst == nullptr) {
     return api_.CreateStatus(ORT_INVALID_ARGUMENT, "ortdlpack virtual device: null tensor in CopyTensors");
@@ -72,6 +75,23 @@ OrtStatus* VdDataTransfer::CopyOne(const OrtValue* src, OrtValue* dst) noexcept 
 
   const bool src_dev = s.kind == MemKind::kDevice;
   const bool dst_dev = d.kind == MemKind::kDevice;
+  if (stream != nullptr && src_bytes != 0) {
+    // Checked now so that CopyTensors reports a bad tensor; checked again when the queue runs the copy.
+    if (src_dev && !IsDeviceRange(src_data, src_bytes)) {
+      return api_.CreateStatus(ORT_INVALID_ARGUMENT,
+                               "ortdlpack virtual device: source tensor claims device memory but its data is not "
+                               "inside a live virtual-device allocation");
+    }
+    if (dst_dev && !IsDeviceRange(dst_data, src_bytes)) {
+      return api_.CreateStatus(ORT_INVALID_ARGUMENT,
+                               "ortdlpack virtual device: destination tensor claims device memory but its data is "
+                               "not inside a live virtual-device allocation");
+    }
+    if (!stream->EnqueueCopy(dst_data, dst_dev, src_data, src_dev, src_bytes)) {
+      return api_.CreateStatus(ORT_FAIL, "ortdlpack virtual device: out of memory enqueuing a copy");
+    }
+    return nullptr;
+  }
   switch (GuardedCopy(dst_data, dst_dev, src_data, src_dev, src_bytes)) {
     case CopyResult::kOk: break;
     case CopyResult::kSrcNotDevice:

@@ -6,6 +6,8 @@
 
 namespace ortdlpack::vd {
 
+class VdStream;
+
 // One instance per OrtEpFactory::CreateDataTransfer call; ORT's Release deletes it.
 class VdDataTransfer : public OrtDataTransferImpl {
  public:
@@ -19,7 +21,7 @@ class VdDataTransfer : public OrtDataTransferImpl {
                                                  OrtValue** dst_tensors, OrtSyncStream** streams,
                                                  size_t num_tensors) noexcept;
 
-  OrtStatus* CopyOne(const OrtValue* src, OrtValue* dst) noexcept;
+  OrtStatus* CopyOne(const OrtValue* src, OrtValue* dst, VdStream* stream) noexcept;
 
   const OrtApi& api_;
   const OrtEpApi& ep_api_;

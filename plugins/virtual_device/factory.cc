@@ -211,7 +211,7 @@ OrtStatus* ORT_API_CALL VdFactory::CreateSyncStreamForDeviceImpl(OrtEpFactory* s
   if (side.kind != MemKind::kDevice && side.kind != MemKind::kHost) {
     return f->api_.CreateStatus(ORT_INVALID_ARGUMENT, "ortdlpack virtual device: stream requested for another device");
   }
-  *stream = new (std::nothrow) VdStream(f->api_, side.device_id);
+  *stream = VdStream::Create(&f->api_, &f->ep_api_, side.device_id);
   if (*stream == nullptr) return f->api_.CreateStatus(ORT_FAIL, "ortdlpack virtual device: out of memory");
   return nullptr;
 }

@@ -111,6 +111,12 @@ bool DeviceUnmap(void* p, std::size_t* requested_bytes) noexcept {
   return true;
 }
 
+std::size_t DeviceRegionBytes(const void* p) noexcept {
+  std::lock_guard<std::mutex> lock(Mutex());
+  auto it = Regions().find(reinterpret_cast<std::uintptr_t>(p));
+  return it == Regions().end() ? 0 : it->second.mapped;
+}
+
 bool IsDeviceRange(const void* p, std::size_t n) noexcept {
   std::lock_guard<std::mutex> lock(Mutex());
   std::uintptr_t base = 0;

@@ -25,6 +25,9 @@ void* DeviceMap(std::size_t bytes) noexcept;
 // *requested_bytes receives the size that was asked for at DeviceMap.
 bool DeviceUnmap(void* p, std::size_t* requested_bytes) noexcept;
 
+// The mapped size of the live region starting at p, or 0 when p starts none.
+std::size_t DeviceRegionBytes(const void* p) noexcept;
+
 // True when [p, p + n) lies inside the requested bytes of one live region.
 bool IsDeviceRange(const void* p, std::size_t n) noexcept;
 

@@ -325,6 +325,7 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
                 binding.bind_output(name, "cpu", 0, _NP_DTYPES[dest.dtype], dest.shape, dest.data_ptr)
             else:
                 binding.bind_ortvalue_output(name, dest if isinstance(dest, _ort.OrtValue) else dest.ortvalue)
+        pkg._ortdlpack._order_before_run([*tensors.values(), *destinations.values()])  # docs/streams.md
         session.run_with_iobinding(binding, run_options)
         produced = binding.get_outputs() if len(destinations) != len(names) else None
         # Converted before the binding is cleared: in onnxruntime <= 1.29 the values get_outputs() returns do not

@@ -72,19 +72,18 @@ bool wants_versioned(nb::handle max_version) {
   return major >= 1;
 }
 
-// Stream values on devices without a stream the package knows (CPU, plugin devices): None, or -1 ("no
-// synchronisation"). On CUDA/ROCm memory: also a stream pointer (> 0; 0 is ambiguous on CUDA and rejected there);
-// ORT tensors handed out by ortdlpack are complete when exported, so there is nothing to order against.
-void check_stream(nb::handle stream, DLDevice device) {
-  if (stream.is_none()) return;
+// DLPack's `stream` argument as the core takes it (stream.h): None -> nullopt, an int -> its value. The values a
+// device accepts, and what each one means, are the core's (order_for_consumer).
+std::optional<int64_t> parse_stream(nb::handle stream) {
+  if (stream.is_none()) return std::nullopt;
   if (!PyLong_Check(stream.ptr())) throw nb::type_error("stream must be None or an int");
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(stream.ptr(), &overflow);
-  if (overflow == 0 && v == -1) return;
-  const bool gpu = device.device_type == kDLCUDA || device.device_type == kDLCUDAManaged || device.device_type == kDLROCM;
-  if (gpu && overflow >= 0 && (v > 0 || (v == 0 && device.device_type == kDLROCM))) return;
-  throw nb::value_error(gpu ? "stream must be None, -1 or a stream pointer (> 0 on CUDA)"
-                            : "stream must be None or -1 on a device without streams (CPU and plugin devices)");
+  if (overflow > 0) {  // a pointer above INT64_MAX: the same bits
+    return static_cast<int64_t>(PyLong_AsUnsignedLongLongMask(stream.ptr()));
+  }
+  if (overflow < 0) throw nb::value_error("stream must be None, -1 or a stream handle");
+  return static_cast<int64_t>(v);
 }
 
 // --- import ----------------------------------------------------------------------------------------------------
@@ -141,7 +140,12 @@ const Names& names() {
 
 // Asks a producer for a capsule: __dlpack__(max_version=(1, 3)[, dl_device=...][, copy=...]); a producer older
 // than the 2023.12 standard raises TypeError for the keywords, and is asked again plainly: `*asked_all` tells which.
-nb::object call_dlpack(nb::handle x, const std::optional<DLDevice>& device, nb::handle copy, bool* asked_all) {
+nb::object call_dlpack_on_stream(nb::handle x, const std::optional<DLDevice>& device, nb::handle copy,
+                                 uintptr_t stream, bool* asked_all);
+
+nb::object call_dlpack(nb::handle x, const std::optional<DLDevice>& device, nb::handle copy, bool* asked_all,
+                       uintptr_t stream = 0) {
+  if (stream != 0) return call_dlpack_on_stream(x, device, copy, stream, asked_all);
   const Names& n = names();
   PyObject* args[4] = {x.ptr(), n.max_version_value, nullptr, nullptr};
   size_t count = 2;
@@ -177,6 +181,63 @@ nb::object call_dlpack(nb::handle x, const std::optional<DLDevice>& device, nb::
   return nb::steal(r);
 }
 
+// The same call for a device tensor, naming ortdlpack's stream for that device (stream.h): the producer orders its
+// pending work before it, as torch does for __dlpack__(stream=). Keyword arguments in a dict: device tensors only.
+nb::object call_dlpack_on_stream(nb::handle x, const std::optional<DLDevice>& device, nb::handle copy,
+                                 uintptr_t stream, bool* asked_all) {
+  nb::dict kw;
+  kw["stream"] = nb::int_(stream);
+  kw["max_version"] = nb::borrow(names().max_version_value);
+  if (device) kw["dl_device"] = nb::make_tuple(static_cast<int>(device->device_type), device->device_id);
+  if (!copy.is_none()) kw["copy"] = copy;
+  nb::object method = x.attr("__dlpack__");
+  *asked_all = true;
+  PyObject* r = PyObject_Call(method.ptr(), nb::tuple().ptr(), kw.ptr());
+  if (r == nullptr && device && PyErr_ExceptionMatches(PyExc_BufferError)) {
+    PyErr_Clear();  // cannot export on the target device: take it where it is (place() moves it)
+    PyDict_DelItemString(kw.ptr(), "dl_device");
+    r = PyObject_Call(method.ptr(), nb::tuple().ptr(), kw.ptr());
+  }
+  if (r == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();  // older than the 2023.12 standard: `stream` is all it knows
+    *asked_all = false;
+    nb::dict only;
+    only["stream"] = nb::int_(stream);
+    r = PyObject_Call(method.ptr(), nb::tuple().ptr(), only.ptr());
+    if (r == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();  // takes no `stream` at all: it cannot order its work before ours
+      r = PyObject_CallNoArgs(method.ptr());
+    }
+  }
+  if (r == nullptr) throw nb::python_error();
+  if (!PyCapsule_CheckExact(r)) {
+    Py_DECREF(r);
+    throw nb::type_error("__dlpack__() did not return a PyCapsule");
+  }
+  return nb::steal(r);
+}
+
+// The stream to name to a producer of a device tensor: ortdlpack's stream for its device, 0 (name none) for host
+// memory, devices without a stream, and producers without __dlpack_device__.
+uintptr_t stream_for_producer(nb::handle x) {
+  PyObject* dev = PyObject_CallMethod(x.ptr(), "__dlpack_device__", nullptr);
+  if (dev == nullptr) {
+    PyErr_Clear();
+    return 0;
+  }
+  nb::object d = nb::steal(dev);
+  if (!PyTuple_Check(dev) || PyTuple_GET_SIZE(dev) != 2) return 0;
+  const long type = PyLong_AsLong(PyTuple_GET_ITEM(dev, 0));
+  const long id = PyLong_AsLong(PyTuple_GET_ITEM(dev, 1));
+  if (PyErr_Occurred()) {
+    PyErr_Clear();
+    return 0;
+  }
+  if (type == kDLCPU || id < 0) return 0;
+  nb::gil_scoped_release release;
+  return consumer_stream(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
+}
+
 // Moves `t` to `target` when it is elsewhere (copy False: BufferError instead).
 Tensor place(Tensor t, const Device* target, CopyMode copy) {
   if (target == nullptr) return t;
@@ -204,7 +265,7 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
   const bool versioned = wants_versioned(max_version);
   const CopyMode mode = parse_copy(copy);
   const DLDevice device = t.device();
-  check_stream(stream, device);
+  const std::optional<int64_t> consumer = parse_stream(stream);
   Tensor out = t;
   bool copied = false;
   if (!dl_device.is_none()) {
@@ -223,6 +284,11 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
     nb::gil_scoped_release release;
     out = to(t, t.memory_info());
     copied = true;
+  }
+  {
+    // Complete for the consumer's stream (docs/streams.md): may wait on the host.
+    nb::gil_scoped_release release;
+    order_for_consumer(out, consumer);
   }
   if (versioned) {
     return to_capsule(to_dlpack_versioned(out, copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0), kVersioned,
@@ -299,7 +365,8 @@ nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
   // A producer that took dl_device/copy has applied them (and says so with IS_COPIED); an old one has not, and
   // import_capsule/place() do it here.
   bool asked_all = false;
-  nb::object capsule = call_dlpack(x, target ? std::optional<DLDevice>(target->dl) : std::nullopt, copy, &asked_all);
+  nb::object capsule = call_dlpack(x, target ? std::optional<DLDevice>(target->dl) : std::nullopt, copy, &asked_all,
+                                   stream_for_producer(x));
   return wrap(place(import_capsule(capsule.ptr(), mode, tp), tp, mode));
 }
 
@@ -310,6 +377,16 @@ void bind_dlpack(nb::module_& m) {
         "An ortdlpack.Tensor over `x`'s memory: any object with __dlpack__ (numpy, torch, jax, tensorflow, "
         "onnxruntime.OrtValue, ortdlpack.Tensor) or a DLPack capsule. copy: None (copy only if needed), True "
         "(always), False (never: BufferError if a copy is needed). device: move the result there (see Device).");
+  m.def("_order_before_run", [](nb::handle tensors) {
+    std::vector<const Tensor*> ts;
+    for (nb::handle h : tensors) {
+      if (is_tensor(h)) ts.push_back(&tensor_of(h).tensor);
+    }
+    nb::gil_scoped_release release;
+    order_before_run(ts);
+  }, nb::arg("tensors"),
+        "Waits for ortdlpack's pending stream work on the devices of these Tensors (others are ignored) before "
+        "onnxruntime runs on them (docs/streams.md).");
   m.def("_legacy_capsule", [](nb::handle t) { return legacy_capsule_for_ortvalue(tensor_of(t).tensor); },
         "A legacy 'dltensor' capsule of a Tensor for legacy-only consumers (read-only and sub-byte tensors too).");
 }

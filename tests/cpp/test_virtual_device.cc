@@ -3,6 +3,7 @@
 // the same path (the same loaded object ORT uses), the way Python tests reach it with ctypes.
 #include <dlfcn.h>
 
+#include <algorithm>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -34,6 +35,13 @@ struct CounterAbi {
   decltype(&ortdlpack_vd_fail_copy_at) fail_copy_at = nullptr;
   decltype(&ortdlpack_vd_guard_enabled) guard_enabled = nullptr;
   decltype(&ortdlpack_vd_is_device_pointer) is_device_pointer = nullptr;
+  decltype(&ortdlpack_vd_stream_create) stream_create = nullptr;
+  decltype(&ortdlpack_vd_stream_destroy) stream_destroy = nullptr;
+  decltype(&ortdlpack_vd_stream_write) stream_write = nullptr;
+  decltype(&ortdlpack_vd_stream_wait) stream_wait = nullptr;
+  decltype(&ortdlpack_vd_stream_synchronize) stream_synchronize = nullptr;
+  decltype(&ortdlpack_vd_stream_pause) stream_pause = nullptr;
+  decltype(&ortdlpack_vd_stream_resume) stream_resume = nullptr;
 } g_vd;
 
 OrtdlpackVdCounters Counters() {
@@ -74,6 +82,17 @@ class VdEnvironment : public ::testing::Environment {
     g_vd.guard_enabled = reinterpret_cast<decltype(g_vd.guard_enabled)>(dlsym(h, "ortdlpack_vd_guard_enabled"));
     g_vd.is_device_pointer =
         reinterpret_cast<decltype(g_vd.is_device_pointer)>(dlsym(h, "ortdlpack_vd_is_device_pointer"));
+#define VD_SYM(field, name) g_vd.field = reinterpret_cast<decltype(g_vd.field)>(dlsym(h, name))
+    VD_SYM(stream_create, "ortdlpack_vd_stream_create");
+    VD_SYM(stream_destroy, "ortdlpack_vd_stream_destroy");
+    VD_SYM(stream_write, "ortdlpack_vd_stream_write");
+    VD_SYM(stream_wait, "ortdlpack_vd_stream_wait");
+    VD_SYM(stream_synchronize, "ortdlpack_vd_stream_synchronize");
+    VD_SYM(stream_pause, "ortdlpack_vd_stream_pause");
+    VD_SYM(stream_resume, "ortdlpack_vd_stream_resume");
+#undef VD_SYM
+    ASSERT_TRUE(g_vd.stream_create && g_vd.stream_destroy && g_vd.stream_write && g_vd.stream_wait &&
+                g_vd.stream_synchronize && g_vd.stream_pause && g_vd.stream_resume);
     // h is deliberately never closed: the library then stays mapped after UnregisterExecutionProviderLibrary,
     // so the counters stay readable and sanitizer reports at exit can still symbolise its frames.
     ASSERT_TRUE(g_vd.get && g_vd.reset && g_vd.fail_alloc_at && g_vd.fail_copy_at && g_vd.guard_enabled &&
@@ -477,19 +496,115 @@ TEST_F(VirtualDevice, RejectsHostPointerDressedAsDeviceMemory) {
   EXPECT_EQ(Counters().failed_copies, 1u);
 }
 
-TEST_F(VirtualDevice, StreamCanBeCreatedAndUsedForCopies) {
-  OrtSyncStream* stream = nullptr;
-  ASSERT_ORT(g_api->CreateSyncStreamForEpDevice(g_dev[1], nullptr, &stream));
+struct StreamDeleter {
+  void operator()(OrtSyncStream* s) const { g_api->ReleaseSyncStream(s); }
+};
+using Stream = std::unique_ptr<OrtSyncStream, StreamDeleter>;
+Stream NewStream(int device) {
+  OrtSyncStream* s = nullptr;
+  EXPECT_ORT(g_api->CreateSyncStreamForEpDevice(g_dev[device], nullptr, &s));
+  return Stream(s);
+}
+
+// A stream is a queue: a copy on it is done when the queue reaches it, in order, and visible to the host only
+// after the stream is synchronized. A paused stream makes "not yet" deterministic.
+TEST_F(VirtualDevice, CopiesOnAStreamCompleteInOrderWhenTheQueueReachesThem) {
+  Stream stream = NewStream(1);
   ASSERT_NE(stream, nullptr);
-  EXPECT_NE(g_api->SyncStream_GetHandle(stream), nullptr);
+  void* handle = g_api->SyncStream_GetHandle(stream.get());
+  ASSERT_NE(handle, nullptr);
   Value cpu = NewTensor(CpuAllocator(), {32});
   Value back = NewTensor(CpuAllocator(), {32});
   Value dev = NewTensor(SharedAllocator(DeviceInfo(1)), {32});
   std::iota(FloatData(cpu.get()), FloatData(cpu.get()) + 32, 3.0f);
-  ASSERT_ORT(Copy(cpu.get(), dev.get(), stream));
-  ASSERT_ORT(Copy(dev.get(), back.get(), stream));  // in order: sees the previous copy without any sync
-  EXPECT_EQ(std::memcmp(FloatData(cpu.get()), FloatData(back.get()), 32 * sizeof(float)), 0);
-  g_api->ReleaseSyncStream(stream);
+  std::fill(FloatData(back.get()), FloatData(back.get()) + 32, -1.0f);
+  ASSERT_EQ(g_vd.stream_pause(handle), 0);
+  ASSERT_ORT(Copy(cpu.get(), dev.get(), stream.get()));
+  FloatData(cpu.get())[0] = 100.0f;  // the host source was taken when the copy was enqueued
+  ASSERT_ORT(Copy(dev.get(), back.get(), stream.get()));  // in order: sees the previous copy
+  EXPECT_EQ(FloatData(back.get())[5], -1.0f) << "the stream is paused: nothing ran yet";
+  EXPECT_EQ(Counters().async_copies, 2u);
+  ASSERT_EQ(g_vd.stream_resume(handle), 0);
+  ASSERT_EQ(g_vd.stream_synchronize(handle), 0);
+  for (int i = 0; i < 32; ++i) EXPECT_EQ(FloatData(back.get())[i], 3.0f + static_cast<float>(i));
+  EXPECT_EQ(Counters().host_syncs, 1u);
+}
+
+TEST_F(VirtualDevice, CopiesWithoutAStreamAreSynchronousAndOrderedAfterNothing) {
+  Stream stream = NewStream(0);
+  void* handle = g_api->SyncStream_GetHandle(stream.get());
+  Value cpu = NewTensor(CpuAllocator(), {4});
+  Value back = NewTensor(CpuAllocator(), {4});
+  Value dev = NewTensor(SharedAllocator(DeviceInfo(0)), {4});
+  std::fill(FloatData(cpu.get()), FloatData(cpu.get()) + 4, 1.0f);
+  ASSERT_ORT(Copy(cpu.get(), dev.get()));
+  std::fill(FloatData(cpu.get()), FloatData(cpu.get()) + 4, 2.0f);
+  ASSERT_EQ(g_vd.stream_pause(handle), 0);
+  ASSERT_ORT(Copy(cpu.get(), dev.get(), stream.get()));  // queued behind the gate
+  ASSERT_ORT(Copy(dev.get(), back.get()));                // no stream: now, before the queued write
+  EXPECT_EQ(FloatData(back.get())[0], 1.0f);
+  ASSERT_EQ(g_vd.stream_resume(handle), 0);
+  ASSERT_EQ(g_vd.stream_synchronize(handle), 0);
+  ASSERT_ORT(Copy(dev.get(), back.get()));
+  EXPECT_EQ(FloatData(back.get())[0], 2.0f);
+}
+
+// A producer's own stream (the C ABI) writes device memory; another stream waits for it without blocking the host.
+TEST_F(VirtualDevice, AStreamWaitsForAProducerStream) {
+  void* producer = g_vd.stream_create(0);
+  ASSERT_NE(producer, nullptr);
+  Stream consumer = NewStream(0);
+  void* handle = g_api->SyncStream_GetHandle(consumer.get());
+  Value dev = NewTensor(SharedAllocator(DeviceInfo(0)), {8});
+  Value back = NewTensor(CpuAllocator(), {8});
+  const std::vector<float> data{1, 2, 3, 4, 5, 6, 7, 8};
+  ASSERT_EQ(g_vd.stream_pause(producer), 0);
+  ASSERT_EQ(g_vd.stream_write(producer, FloatData(dev.get()), data.data(), 32), 0);
+  ASSERT_EQ(g_vd.stream_wait(handle, producer), 0);
+  ASSERT_ORT(Copy(dev.get(), back.get(), consumer.get()));  // returns at once: the wait is on the device
+  ASSERT_EQ(g_vd.stream_resume(producer), 0);
+  ASSERT_EQ(g_vd.stream_synchronize(handle), 0);
+  for (int i = 0; i < 8; ++i) EXPECT_EQ(FloatData(back.get())[i], data[i]);
+  EXPECT_EQ(Counters().stream_waits, 1u);
+  EXPECT_EQ(g_vd.stream_destroy(producer), 0);
+}
+
+TEST_F(VirtualDevice, StreamAbiRejectsHandlesThatAreNotLiveStreams) {
+  int not_a_stream = 0;
+  void* dead = g_vd.stream_create(1);
+  ASSERT_EQ(g_vd.stream_destroy(dead), 0);
+  for (void* h : {static_cast<void*>(nullptr), static_cast<void*>(&not_a_stream), dead}) {
+    EXPECT_EQ(g_vd.stream_synchronize(h), -1);
+    EXPECT_EQ(g_vd.stream_pause(h), -1);
+    EXPECT_EQ(g_vd.stream_destroy(h), -1);
+  }
+  EXPECT_EQ(g_vd.stream_create(ORTDLPACK_VD_NUM_DEVICES), nullptr);
+  void* s = g_vd.stream_create(0);
+  float host[4] = {};
+  EXPECT_EQ(g_vd.stream_write(s, host, host, sizeof host), -1) << "a host pointer is not device memory";
+  EXPECT_EQ(g_vd.stream_wait(s, &not_a_stream), -1);
+  EXPECT_EQ(g_vd.stream_resume(s), -1) << "nothing is paused";
+  EXPECT_EQ(g_vd.stream_destroy(s), 0);
+}
+
+// Freeing device memory waits for queued copies that use it (as cudaFree waits for the device): the worker never
+// touches unmapped pages, and the copy's result is right.
+TEST_F(VirtualDevice, FreeIsOrderedAfterQueuedCopiesOfThatMemory) {
+  Stream stream = NewStream(0);
+  void* handle = g_api->SyncStream_GetHandle(stream.get());
+  Value cpu = NewTensor(CpuAllocator(), {16});
+  Value back = NewTensor(CpuAllocator(), {16});
+  Value dev = NewTensor(SharedAllocator(DeviceInfo(0)), {16});
+  std::iota(FloatData(cpu.get()), FloatData(cpu.get()) + 16, 1.0f);
+  ASSERT_ORT(Copy(cpu.get(), dev.get()));
+  ASSERT_EQ(g_vd.stream_pause(handle), 0);
+  ASSERT_ORT(Copy(dev.get(), back.get(), stream.get()));
+  std::thread resume([&] { g_vd.stream_resume(handle); });
+  dev.reset();  // blocks until the queued copy ran (the other thread opens the gate)
+  resume.join();
+  EXPECT_EQ(g_vd.stream_synchronize(handle), 0) << "no asynchronous copy failed";
+  EXPECT_EQ(FloatData(back.get())[15], 16.0f);
+  EXPECT_EQ(Counters().failed_copies, 0u);
 }
 
 // Reading or writing device memory from the host must crash, as on a real accelerator.

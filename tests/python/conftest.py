@@ -290,10 +290,11 @@ EP_NAME = "VirtualDeviceEP"
 
 COUNTER_FIELDS = ("allocs", "frees", "live_bytes", "copies", "bytes_h2d", "bytes_d2h", "bytes_d2d", "live_allocs",
            "host_allocs", "host_frees", "host_live_bytes", "bytes_h2h", "copy_calls", "failed_allocs",
-           "failed_copies")
+           "failed_copies", "async_copies", "stream_waits", "host_syncs")
 
 
 STATE_FIELDS = ("live_bytes", "live_allocs", "host_live_bytes")  # not reset by ortdlpack_vd_reset_counters
+STREAM_FIELDS = ("async_copies", "stream_waits", "host_syncs")  # how the work was ordered (test_ordering.py)
 
 
 class Counters(ctypes.Structure):

@@ -5,7 +5,8 @@
  * virtual device did and one-shot failure injection. Load the same .so that ORT loaded (dlopen, or Python
  * ctypes.CDLL with the same path) to reach the same counters: they are process-wide, shared by both devices.
  *
- * Everything here is thread-safe. No function allocates or can fail.
+ * Everything here is thread-safe. The counter and injection functions never allocate or fail; the stream functions
+ * report failure by their return value.
  */
 #ifndef ORTDLPACK_VIRTUAL_DEVICE_H_
 #define ORTDLPACK_VIRTUAL_DEVICE_H_
@@ -41,6 +42,11 @@
  * (device memory then stays readable and writable by the host). Any other value, or unset: guard on. */
 #define ORTDLPACK_VD_GUARD_ENV "ORTDLPACK_VD_GUARD"
 
+/* Environment variable read once (first use): how long, in microseconds, each copy or write enqueued on a stream
+ * takes on the device (the worker sleeps that long, then copies; queued work adds up). Default 1000. See
+ * ortdlpack_vd_set_stream_delay_us. */
+#define ORTDLPACK_VD_STREAM_DELAY_ENV "ORTDLPACK_VD_STREAM_DELAY_US"
+
 #ifdef __cplusplus
 extern "C" {
 #endif
@@ -66,6 +72,11 @@ typedef struct OrtdlpackVdCounters {
   uint64_t copy_calls;      /* calls of the data transfer's CopyTensors */
   uint64_t failed_allocs;   /* allocations that failed (injected or out of memory) */
   uint64_t failed_copies;   /* tensor copies that failed (injected or invalid) */
+  /* Streams (asynchronous work). */
+  uint64_t async_copies; /* copies and writes enqueued on a stream (also counted in `copies`/bytes when enqueued; one
+                            that fails when the queue reaches it also counts in failed_copies) */
+  uint64_t stream_waits; /* waits enqueued on a stream (for another stream's event / an ORT notification) */
+  uint64_t host_syncs;   /* host synchronizations of a stream */
 } OrtdlpackVdCounters;
 
 /* Copy a consistent-enough snapshot of the counters (each field is read atomically). */
@@ -89,6 +100,51 @@ ORTDLPACK_VD_EXPORT int ortdlpack_vd_guard_enabled(void);
 
 /* 1 when [p, p + nbytes) lies inside one live device (DEFAULT) allocation, else 0. Never touches the memory. */
 ORTDLPACK_VD_EXPORT int ortdlpack_vd_is_device_pointer(const void* p, uint64_t nbytes);
+
+/* ---- Streams --------------------------------------------------------------------------------------------------
+ * Every stream of the virtual device is a FIFO queue run by its own worker thread: work enqueued on it completes
+ * later, in order. A stream is named by its native handle: what OrtApi::SyncStream_GetHandle returns for a stream
+ * made by CreateSyncStreamForEpDevice, or what ortdlpack_vd_stream_create returns. Functions taking a handle return
+ * 0 on success and -1 when the handle is not a live virtual-device stream (or, for the enqueue functions, when the
+ * memory is not valid / out of memory); they never crash on a bad handle. */
+
+/* Sets the delay of stream work (see ORTDLPACK_VD_STREAM_DELAY_ENV); applies to work enqueued from now on. */
+ORTDLPACK_VD_EXPORT void ortdlpack_vd_set_stream_delay_us(uint64_t microseconds);
+ORTDLPACK_VD_EXPORT uint64_t ortdlpack_vd_stream_delay_us(void);
+
+/* A producer stream of device `device_id`, outside ORT (a test producer's own stream). NULL for a bad id or when no
+ * thread can be started. Destroy it with ortdlpack_vd_stream_destroy (runs its queued work first). */
+ORTDLPACK_VD_EXPORT void* ortdlpack_vd_stream_create(uint32_t device_id);
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_destroy(void* stream);
+
+/* Enqueue on `stream`: write nbytes from host memory `src` (snapshotted now: the caller may reuse it at once) into
+ * device memory `dst`, which must lie inside one live device allocation (checked now and again when it runs). */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_write(void* stream, void* dst, const void* src, uint64_t nbytes);
+
+/* Enqueue on `stream`: read nbytes of device memory `src` into host memory `dst`, written when the queue reaches it
+ * (synchronize the stream before reading `dst`; keep `dst` alive until then). */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_read(void* stream, void* dst, const void* src, uint64_t nbytes);
+
+/* Make `waiter` wait (on the device: the host does not block) for everything enqueued on `producer` so far, like
+ * cudaEventRecord(producer) + cudaStreamWaitEvent(waiter). */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_wait(void* waiter, void* producer);
+
+/* Block the calling thread until everything enqueued on `stream` so far has run. Returns -2 when an asynchronous
+ * copy on it failed since the last synchronization (e.g. its device memory was freed before the queue got there). */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_synchronize(void* stream);
+
+/* Deterministic tests: pause enqueues a closed gate (work behind it waits, whatever the delay); resume opens the
+ * oldest closed gate of the stream (-1 when none is closed). A stream destroyed while paused would never drain:
+ * resume it first. */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_pause(void* stream);
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_resume(void* stream);
+
+/* ---- The ortdlpack stream convention for EP libraries (README, "Streams") ------------------------------------
+ * Plugin EP libraries may export these two functions, taking the native handles their OrtSyncStreams return; the
+ * public ORT C API has no way to wait for an OrtSyncStream, so this is how ortdlpack orders work across streams.
+ * Return 0 on success, nonzero on failure. The virtual device exports them (same as the two functions above). */
+ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_wait(void* waiter, void* producer);
+ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_synchronize(void* stream);
 
 #ifdef __cplusplus
 }  /* extern "C" */

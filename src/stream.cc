@@ -1,0 +1,295 @@
+#include "ortdlpack/stream.h"
+
+#include <dlfcn.h>
+
+#include <atomic>
+#include <memory>
+#include <mutex>
+#include <string>
+
+#include "ortdlpack/api.h"
+#include "ortdlpack/device.h"
+#include "ortdlpack/ep_library.h"
+#include "ortdlpack/error.h"
+
+namespace ortdlpack {
+namespace {
+
+// How to wait for a native stream handle of one EP: the only two operations ORT's C API lacks.
+struct Backend {
+  int (*wait)(void* waiter, void* producer) = nullptr;  // waiter waits (on the device) for producer's work so far
+  int (*sync)(void* stream) = nullptr;                  // the host waits for the stream's work so far
+  explicit operator bool() const { return wait != nullptr && sync != nullptr; }
+};
+
+// --- the CUDA runtime already in the process (never loaded here) -------------------------------------------------
+struct CudaRuntime {
+  int (*stream_synchronize)(void*) = nullptr;
+  int (*event_create_with_flags)(void**, unsigned) = nullptr;
+  int (*event_record)(void*, void*) = nullptr;
+  int (*stream_wait_event)(void*, void*, unsigned) = nullptr;
+  int (*event_destroy)(void*) = nullptr;
+};
+
+const CudaRuntime* cuda_runtime() {
+  static const CudaRuntime* rt = []() -> const CudaRuntime* {
+    for (const char* name : {"libcudart.so.13", "libcudart.so.12", "libcudart.so.11.0", "libcudart.so"}) {
+      void* lib = dlopen(name, RTLD_NOW | RTLD_NOLOAD);  // only a runtime that is already loaded
+      if (lib == nullptr) continue;
+      auto* r = new CudaRuntime();  // process lifetime, like the runtime itself
+      r->stream_synchronize = reinterpret_cast<int (*)(void*)>(dlsym(lib, "cudaStreamSynchronize"));
+      r->event_create_with_flags = reinterpret_cast<int (*)(void**, unsigned)>(dlsym(lib, "cudaEventCreateWithFlags"));
+      r->event_record = reinterpret_cast<int (*)(void*, void*)>(dlsym(lib, "cudaEventRecord"));
+      r->stream_wait_event = reinterpret_cast<int (*)(void*, void*, unsigned)>(dlsym(lib, "cudaStreamWaitEvent"));
+      r->event_destroy = reinterpret_cast<int (*)(void*)>(dlsym(lib, "cudaEventDestroy"));
+      dlclose(lib);  // drops only the reference RTLD_NOLOAD took
+      if (r->stream_synchronize && r->event_create_with_flags && r->event_record && r->stream_wait_event &&
+          r->event_destroy) {
+        return r;
+      }
+      delete r;
+    }
+    return nullptr;
+  }();
+  return rt;
+}
+
+int cuda_sync(void* stream) { return cuda_runtime()->stream_synchronize(stream); }
+
+int cuda_wait(void* waiter, void* producer) {
+  const CudaRuntime& rt = *cuda_runtime();
+  void* event = nullptr;
+  constexpr unsigned kDisableTiming = 0x2;  // cudaEventDisableTiming
+  if (int e = rt.event_create_with_flags(&event, kDisableTiming)) return e;
+  int e = rt.event_record(event, producer);
+  if (e == 0) e = rt.stream_wait_event(waiter, event, 0);
+  rt.event_destroy(event);  // legal while the wait is pending
+  return e;
+}
+
+// --- per-device state ------------------------------------------------------------------------------------------
+struct Entry {
+  OrtMemoryInfoDeviceType type;
+  uint32_t vendor;
+  int id;
+  const OrtEpDevice* ep_device;
+  OrtSyncStream* stream;  // never released: process lifetime (see streams.md)
+  void* handle;
+  Backend backend;
+  std::atomic<bool> pending{false};  // work may be queued that nobody waited for yet
+  std::mutex sync_mutex;             // a second synchronize() must not return while the first still waits
+};
+
+std::mutex& mutex() {
+  static std::mutex m;
+  return m;
+}
+std::vector<Entry*>& entries() {
+  static auto* e = new std::vector<Entry*>();  // entries are never freed: callers hold pointers without the lock
+  return *e;
+}
+
+bool listed(const OrtEpDevice* dev) {
+  const OrtEpDevice* const* all = nullptr;
+  size_t n = 0;
+  check(ort().GetEpDevices(env(), &all, &n));
+  for (size_t i = 0; i < n; ++i) {
+    if (all[i] == dev) return true;
+  }
+  return false;
+}
+
+Backend backend_of(const OrtEpDevice* dev, uint32_t vendor) {
+  Backend b;
+  if (const OrtKeyValuePairs* md = ort().EpDevice_EpMetadata(dev)) {
+    if (const char* path = ort().GetKeyValue(md, "library_path")) {
+      if (void* lib = dlopen(path, RTLD_NOW | RTLD_NOLOAD)) {  // the library ORT loaded; never a new one
+        b.wait = reinterpret_cast<int (*)(void*, void*)>(dlsym(lib, "ortdlpack_ep_stream_wait"));
+        b.sync = reinterpret_cast<int (*)(void*)>(dlsym(lib, "ortdlpack_ep_stream_synchronize"));
+        dlclose(lib);
+      }
+    }
+  }
+  if (!b && vendor == kVendorNvidia && cuda_runtime() != nullptr) {
+    b.wait = &cuda_wait;
+    b.sync = &cuda_sync;
+  }
+  return b;
+}
+
+Entry* find_in_env(OrtMemoryInfoDeviceType type, uint32_t vendor, int id, std::vector<Entry*>& all);
+
+// The entry of the device that owns `memory` (device memory only), or NULL when it has no usable stream.
+Entry* find(const OrtMemoryInfo* memory) {
+  if (memory == nullptr || host_accessible(memory)) return nullptr;
+  const OrtApi& api = ort();
+  OrtMemoryInfoDeviceType type{};
+  api.MemoryInfoGetDeviceType(memory, &type);
+  const uint32_t vendor = api.MemoryInfoGetVendorId(memory);
+  int id = 0;
+  check(api.MemoryInfoGetId(memory, &id));
+  std::lock_guard<std::mutex> lock(mutex());
+  std::vector<Entry*>& all = entries();
+  for (size_t i = 0; i < all.size(); ++i) {
+    Entry* e = all[i];
+    if (e->type != type || e->vendor != vendor || e->id != id) continue;
+    if (listed(e->ep_device)) return e->stream != nullptr ? e : nullptr;
+    // Its EP library was unregistered: the stream belongs to a gone EP and is left alone (never released).
+    all.erase(all.begin() + static_cast<std::ptrdiff_t>(i));
+    break;
+  }
+  // The EP may ship inside the ORT package, unregistered (ep_library.h): registered once, then looked up.
+  for (int attempt = 0; attempt < 2; ++attempt) {
+    if (attempt == 1 && !register_bundled_ep_library(vendor)) break;
+    if (Entry* e = find_in_env(type, vendor, id, all)) return e->stream != nullptr ? e : nullptr;
+  }
+  return nullptr;  // no EP device for this memory (yet): nothing cached, looked up again next time
+}
+
+// A new entry for the env's EP device whose DEFAULT memory is (type, vendor, id), appended to `all`; NULL if none.
+Entry* find_in_env(OrtMemoryInfoDeviceType type, uint32_t vendor, int id, std::vector<Entry*>& all) {
+  const OrtApi& api = ort();
+  const OrtEpDevice* const* devs = nullptr;
+  size_t n = 0;
+  check(api.GetEpDevices(env(), &devs, &n));
+  for (size_t i = 0; i < n; ++i) {
+    const OrtMemoryInfo* m = api.EpDevice_MemoryInfo(devs[i], OrtDeviceMemoryType_DEFAULT);
+    if (m == nullptr) continue;
+    OrtMemoryInfoDeviceType t{};
+    api.MemoryInfoGetDeviceType(m, &t);
+    int mid = 0;
+    if (OrtStatus* st = api.MemoryInfoGetId(m, &mid)) {
+      api.ReleaseStatus(st);
+      continue;
+    }
+    if (t != type || api.MemoryInfoGetVendorId(m) != vendor || mid != id) continue;
+    auto entry = std::make_unique<Entry>();
+    entry->type = type;
+    entry->vendor = vendor;
+    entry->id = id;
+    entry->ep_device = devs[i];
+    entry->stream = nullptr;
+    entry->handle = nullptr;
+    entry->backend = backend_of(devs[i], vendor);
+    if (entry->backend) {
+      if (OrtStatus* st = api.CreateSyncStreamForEpDevice(devs[i], nullptr, &entry->stream)) {
+        api.ReleaseStatus(st);  // not stream-aware: no stream, synchronous copies
+        entry->stream = nullptr;
+      } else {
+        entry->handle = api.SyncStream_GetHandle(entry->stream);
+      }
+    }
+    all.push_back(entry.get());
+    return entry.release();
+  }
+  return nullptr;
+}
+
+void host_wait(Entry& e, void* handle) {
+  if (int rc = e.backend.sync(handle)) {
+    throw Error(ErrorKind::kRuntime, "waiting for the stream of " + std::string(ort().EpDevice_EpName(e.ep_device)) +
+                                         " device " + std::to_string(e.id) + " failed (error " + std::to_string(rc) +
+                                         ")");
+  }
+}
+
+void synchronize(Entry& e) {
+  std::lock_guard<std::mutex> lock(e.sync_mutex);
+  if (e.pending.exchange(false)) host_wait(e, e.handle);
+}
+
+}  // namespace
+
+OrtSyncStream* device_stream(const OrtMemoryInfo* memory) {
+  Entry* e = find(memory);
+  return e ? e->stream : nullptr;
+}
+
+uintptr_t consumer_stream(DLDevice device) {
+  if (device.device_type == kDLCPU) return 0;
+  const OrtMemoryInfo* memory = nullptr;
+  try {
+    memory = memory_info(device);
+  } catch (const Error&) {
+    return 0;  // a device ORT cannot hold: the import reports it
+  }
+  Entry* e = find(memory);
+  if (e == nullptr) return 0;
+  e->pending = true;
+  return reinterpret_cast<uintptr_t>(e->handle);
+}
+
+void note_import(const OrtMemoryInfo* memory) {
+  if (Entry* e = find(memory)) e->pending = true;
+}
+
+void synchronize(const OrtMemoryInfo* memory) {
+  if (Entry* e = find(memory)) synchronize(*e);
+}
+
+void order_for_consumer(const Tensor& tensor, std::optional<int64_t> consumer) {
+  const DLDevice device = tensor.device();
+  Entry* e = find(tensor.memory_info());
+  if (consumer.has_value() && *consumer != -1) {
+    const bool gpu = device.device_type == kDLCUDA || device.device_type == kDLCUDAManaged ||
+                     device.device_type == kDLROCM;
+    const bool ok = (e != nullptr || gpu) && (*consumer > 0 || (*consumer == 0 && device.device_type == kDLROCM));
+    if (!ok) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  gpu ? "stream must be None, -1 or a stream pointer (> 0 on CUDA)"
+                      : e != nullptr ? "stream must be None, -1 or a stream handle of the device (> 0)"
+                                     : "stream must be None or -1 on a device without streams (CPU and plugin "
+                                       "devices without stream support)");
+    }
+  }
+  if (e == nullptr || !e->pending.load()) return;
+  if (!consumer.has_value()) return synchronize(*e);  // None: the host is the consumer's only common ground
+  if (*consumer == -1) return;                         // the consumer asked for no synchronization
+  void* waiter = reinterpret_cast<void*>(static_cast<uintptr_t>(*consumer));
+  // The consumer's stream waits on the device; if the EP refuses (a handle it does not know), the host waits.
+  if (waiter == e->handle || e->backend.wait(waiter, e->handle) == 0) return;
+  synchronize(*e);
+}
+
+void order_before_run(const std::vector<const Tensor*>& tensors) {
+  for (const Tensor* t : tensors) {
+    if (t != nullptr && *t) synchronize(t->memory_info());
+  }
+}
+
+namespace detail {
+
+OrtSyncStream* begin_copy(const OrtMemoryInfo* src, const OrtMemoryInfo* dst, OrtSyncStream* stream) {
+  Entry* es = find(src);
+  Entry* ed = find(dst);
+  OrtSyncStream* used = stream != nullptr ? stream : es != nullptr ? es->stream : ed != nullptr ? ed->stream : nullptr;
+  // Work pending on another stream of either side is waited for on the host (one stream per copy call).
+  if (es != nullptr && es->stream != used) synchronize(*es);
+  if (ed != nullptr && ed->stream != used) synchronize(*ed);
+  return used;
+}
+
+void end_copy(const OrtMemoryInfo* src, const OrtMemoryInfo* dst, OrtSyncStream* used) {
+  if (used == nullptr) return;  // synchronous copy
+  Entry* es = find(src);
+  Entry* ed = find(dst);
+  Entry* owner = es != nullptr && es->stream == used ? es : ed != nullptr && ed->stream == used ? ed : nullptr;
+  const bool host_dst = host_accessible(dst);
+  // A host-visible result, a host source the device may still read (pinned memory), a copy on a caller's stream or
+  // one that leaves data on the other device's stream: complete it now. Otherwise it stays pending on our stream,
+  // which every later reader of that device is ordered after.
+  OrtMemoryInfoDeviceType src_type{};
+  ort().MemoryInfoGetDeviceType(src, &src_type);
+  const bool pinned_src = host_accessible(src) && src_type != OrtMemoryInfoDeviceType_CPU;
+  const bool complete_now = host_dst || pinned_src || (ed != nullptr && ed != owner) || (es != nullptr && es != owner);
+  if (owner == nullptr) {
+    Entry* e = es != nullptr ? es : ed;  // a caller's stream of a device we can wait for
+    if (e != nullptr) host_wait(*e, ort().SyncStream_GetHandle(used));
+    return;
+  }
+  owner->pending = true;
+  if (complete_now) synchronize(*owner);
+}
+
+}  // namespace detail
+}  // namespace ortdlpack

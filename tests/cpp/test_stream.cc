@@ -1,0 +1,154 @@
+// Stream ordering of the core (src/stream.cc) on the asynchronous virtual device: a producer with work still
+// queued on its own stream, and consumers on other streams. Every test reads what it expects only if ortdlpack
+// ordered its work after the producer's (or the consumer's after ortdlpack's): without the ordering the reads see
+// the zeros of fresh device memory. Each copy on a virtual-device stream takes kDelayUs of device time.
+#include <gtest/gtest.h>
+
+#include <vector>
+
+#include "async_producer.h"
+#include "support.h"
+#include "virtual_device_env.h"
+
+namespace ortdlpack {
+namespace {
+
+constexpr uint64_t kDelayUs = 20000;
+
+std::vector<float> iota(size_t n, float start) {
+  std::vector<float> v(n);
+  for (size_t i = 0; i < n; ++i) v[i] = start + static_cast<float>(i);
+  return v;
+}
+
+std::vector<float> read(const Tensor& t) {
+  const Tensor host = to(t, DLDevice{kDLCPU, 0});
+  const auto* f = static_cast<const float*>(host.data());
+  return std::vector<float>(f, f + host.element_count());
+}
+
+class StreamOrdering : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    vd = test::VirtualDeviceEnv::load("ortdlpack_vd_streams");
+    abi = test::VdStreamAbi::load();
+  }
+  static void TearDownTestSuite() { vd.unload(); }
+  void SetUp() override {
+    saved_delay = abi.delay_us();
+    abi.set_delay_us(kDelayUs);
+  }
+  void TearDown() override { abi.set_delay_us(saved_delay); }
+
+  static Tensor device_tensor(size_t device, size_t n) {
+    return allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {static_cast<int64_t>(n)}, vd.memory(device));
+  }
+  // The producer's tensor, with a write of `values` still queued on its stream, imported the way ortdlpack's
+  // Python from_dlpack does: the producer is told ortdlpack's stream for the device.
+  static Tensor import_pending(const test::AsyncProducer& producer, const Tensor& buffer,
+                               const std::vector<float>& values, const ImportOptions& options = {}) {
+    producer.write(buffer, values);
+    const uintptr_t s = consumer_stream(buffer.device());
+    EXPECT_NE(s, 0u) << "the virtual device offers the stream convention";
+    return from_dlpack(producer.export_for(buffer, s), options).tensor;
+  }
+
+  static inline test::VirtualDeviceEnv vd;
+  static inline test::VdStreamAbi abi;
+  uint64_t saved_delay = 0;
+};
+
+TEST_F(StreamOrdering, ImportThenCopyToHostSeesTheProducersWrite) {
+  test::AsyncProducer producer(abi, 0);
+  const Tensor buffer = device_tensor(0, 64);
+  const Tensor x = import_pending(producer, buffer, iota(64, 1.0f));
+  EXPECT_EQ(read(x), iota(64, 1.0f));
+}
+
+TEST_F(StreamOrdering, ImportWithCopyAlwaysCopiesTheProducersWrite) {
+  test::AsyncProducer producer(abi, 0);
+  const Tensor buffer = device_tensor(0, 64);
+  const Tensor x = import_pending(producer, buffer, iota(64, 2.0f), ImportOptions{CopyMode::kAlways});
+  EXPECT_NE(x.data(), buffer.data());
+  EXPECT_EQ(read(x), iota(64, 2.0f));
+}
+
+TEST_F(StreamOrdering, CopyToTheOtherDeviceSeesTheProducersWrite) {
+  test::AsyncProducer producer(abi, 0);
+  const Tensor buffer = device_tensor(0, 64);
+  const Tensor x = import_pending(producer, buffer, iota(64, 3.0f));
+  const Tensor on1 = to(x, vd.memory(1));
+  EXPECT_EQ(read(on1), iota(64, 3.0f));
+}
+
+TEST_F(StreamOrdering, SessionRunOnAnImportedFeedSeesTheProducersWrite) {
+  OrtSession* raw = test::make_add_session(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {8});
+  {
+    Session session(raw);
+    test::AsyncProducer producer(abi, 0);
+    const Tensor buffer = device_tensor(0, 8);
+    const Tensor x = import_pending(producer, buffer, iota(8, 1.0f));
+    const std::vector<Tensor> y = session.run({{"X", x}});
+    std::vector<float> want = iota(8, 1.0f);
+    for (float& v : want) v *= 2;
+    EXPECT_EQ(read(y[0]), want);
+  }
+  ort().ReleaseSession(raw);
+}
+
+TEST_F(StreamOrdering, ExportToAConsumerOnAnotherStreamIsComplete) {
+  // Two copies queued on ortdlpack's stream (host -> device, device -> device): 2 * kDelayUs of device work.
+  // (The first is kept alive: freeing device memory waits for queued copies that use it, like cudaFree.)
+  const Tensor first = to(test::host_iota(64, 5.0f), vd.memory(0));
+  const Tensor t = to(first, vd.memory(0));
+  OrtSyncStream* consumer = nullptr;
+  check(ort().CreateSyncStreamForEpDevice(vd.devices[0], nullptr, &consumer));
+  void* handle = ort().SyncStream_GetHandle(consumer);
+  order_for_consumer(t, static_cast<int64_t>(reinterpret_cast<uintptr_t>(handle)));
+  // The consumer reads on its own stream (one copy, kDelayUs): right only if its stream waited for ortdlpack's.
+  Tensor host = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {64}, DLDevice{kDLCPU, 0});
+  const OrtValue* src[] = {t.ort_value()};
+  OrtValue* dst[] = {host.ort_value()};
+  check(ort().CopyTensors(env(), src, dst, consumer, 1));
+  void* lib = dlopen(ORTDLPACK_VD_PATH, RTLD_NOW | RTLD_NOLOAD);
+  auto sync = reinterpret_cast<int (*)(void*)>(dlsym(lib, "ortdlpack_vd_stream_synchronize"));
+  dlclose(lib);
+  ASSERT_EQ(sync(handle), 0);
+  EXPECT_EQ(std::vector<float>(static_cast<float*>(host.data()), static_cast<float*>(host.data()) + 64),
+            iota(64, 5.0f));
+  ort().ReleaseSyncStream(consumer);
+}
+
+TEST_F(StreamOrdering, ExportWithStreamNoneWaitsOnTheHost) {
+  const Tensor t = to(test::host_iota(16, 1.0f), vd.memory(1));
+  const uint64_t before = vd.counters().host_syncs;
+  order_for_consumer(t, std::nullopt);
+  EXPECT_EQ(vd.counters().host_syncs, before + 1);
+  order_for_consumer(t, std::nullopt);
+  EXPECT_EQ(vd.counters().host_syncs, before + 1) << "nothing pending any more: no second wait";
+}
+
+TEST_F(StreamOrdering, StreamValuesAreChecked) {
+  const Tensor cpu = test::host_iota(4);
+  EXPECT_NO_THROW(order_for_consumer(cpu, std::nullopt));
+  EXPECT_NO_THROW(order_for_consumer(cpu, -1));
+  EXPECT_THROW(order_for_consumer(cpu, 7), Error);
+  const Tensor dev = to(cpu, vd.memory(0));
+  EXPECT_THROW(order_for_consumer(dev, 0), Error);
+  EXPECT_THROW(order_for_consumer(dev, -5), Error);
+  EXPECT_NO_THROW(order_for_consumer(dev, -1));
+  // A handle the EP does not know cannot be made to wait: the host waits instead (always correct).
+  int not_a_stream = 0;
+  EXPECT_NO_THROW(order_for_consumer(dev, static_cast<int64_t>(reinterpret_cast<uintptr_t>(&not_a_stream))));
+  EXPECT_EQ(read(dev), iota(4, 0.25f));
+}
+
+TEST_F(StreamOrdering, HostMemoryHasNoStream) {
+  EXPECT_EQ(consumer_stream(DLDevice{kDLCPU, 0}), 0u);
+  EXPECT_EQ(device_stream(memory_info(DLDevice{kDLCPU, 0})), nullptr);
+  EXPECT_EQ(device_stream(vd.memory(0, OrtDeviceMemoryType_HOST_ACCESSIBLE)), nullptr);
+  EXPECT_NE(device_stream(vd.memory(0)), nullptr);
+}
+
+}  // namespace
+}  // namespace ortdlpack

@@ -1,0 +1,147 @@
+"""Stream ordering (docs/streams.md) on the asynchronous virtual device, one test per path.
+
+A producer (ortdlpack.testing.AsyncProducer, which behaves like torch on CUDA) leaves a write queued on its own
+stream; every copy on a virtual-device stream takes DELAY_US of device time. A path that reads the producer's tensor
+without being ordered after that write reads the zeros of fresh device memory; a consumer on another stream that is
+not ordered after ortdlpack's work reads zeros too. So each test fails without the ordering it names.
+"""
+
+from __future__ import annotations
+
+import gc
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import ortdlpack
+from conftest import EP_NAME, cpu_session, tiny_input
+from ortdlpack.testing import AsyncProducer
+
+DELAY_US = 20_000
+
+
+@pytest.fixture
+def producer(vd, counters):
+    _, devices = vd
+    p = AsyncProducer(devices[0])
+    old = p.set_delay_us(DELAY_US)
+    yield p
+    p.set_delay_us(old)
+    p.close()
+    gc.collect()
+
+
+def pending(producer, values):
+    """A producer tensor holding `values` once the producer's stream gets there (not yet)."""
+    x = producer.empty(np.shape(values))
+    producer.write(x, values)
+    return x
+
+
+def test_import_then_use(producer, counters):
+    data = np.arange(64, dtype=np.float32) + 1
+    t = ortdlpack.from_dlpack(pending(producer, data))
+    np.testing.assert_array_equal(t.numpy(), data)
+    assert counters()["stream_waits"] >= 1  # ortdlpack's stream waited for the producer's, on the device
+
+
+def test_copies(producer, vd):
+    _, devices = vd
+    data = np.arange(64, dtype=np.float32) + 2
+    x = pending(producer, data)
+    t = ortdlpack.from_dlpack(x, copy=True)  # device-to-device copy of the producer's tensor
+    np.testing.assert_array_equal(np.asarray(t.to(devices[1])), data)
+    data2 = data * 3
+    producer.write(x, data2)
+    np.testing.assert_array_equal(np.asarray(ortdlpack.from_dlpack(x).to("cpu")), data2)
+
+
+def test_export_to_a_consumer_on_another_stream(producer, vd):
+    _, devices = vd
+    data = np.arange(32, dtype=np.float32) + 5
+    # Two copies queued on ortdlpack's stream (host -> device 0 -> device 0): twice the consumer's one copy. (Before
+    # the ordering work ortdlpack's copies were synchronous; this guards the export rule now that they are queued.)
+    # (The first is kept alive: freeing device memory waits for queued copies that use it, like cudaFree.)
+    first = ortdlpack.from_dlpack(data, device=devices[0])
+    t = ortdlpack.from_dlpack(first, copy=True)
+    consumer = AsyncProducer(devices[0])
+    try:
+        capsule = t.__dlpack__(stream=consumer.stream, max_version=(1, 0))  # consumer's stream waits for ortdlpack's
+        del capsule
+        np.testing.assert_array_equal(consumer.read(t), data)
+    finally:
+        consumer.close()
+
+
+def test_export_with_stream_none_waits_on_the_host(producer, vd, counters):
+    _, devices = vd
+    t = ortdlpack.from_dlpack(np.ones(8, np.float32), device=devices[1])
+    before = counters()["host_syncs"]
+    t.__dlpack__(stream=None, max_version=(1, 0))
+    assert counters()["host_syncs"] == before + 1
+    consumer = AsyncProducer(devices[1])
+    try:
+        np.testing.assert_array_equal(consumer.read(t), np.ones(8, np.float32))
+    finally:
+        consumer.close()
+
+
+def test_ortdlpack_run(producer, models):
+    x = tiny_input()
+    expected = cpu_session(models["add_tiny"]).run(None, {"x": x})[0]
+    (y,) = ortdlpack.run(cpu_session(models["add_tiny"]), {"x": pending(producer, x)})
+    np.testing.assert_array_equal(np.asarray(y), expected)
+    out = np.empty_like(expected)  # through IOBinding rather than session.run
+    ortdlpack.run(cpu_session(models["add_tiny"]), {"x": pending(producer, x)}, outputs={"y": out})
+    np.testing.assert_array_equal(out, expected)
+
+
+def test_session_run_with_the_device_ep(producer, models):
+    x = tiny_input()
+    expected = cpu_session(models["add_tiny"]).run(None, {"x": x})[0]
+    s = ortdlpack.Session(models["add_tiny"], ep=EP_NAME)
+    (y,) = s.run({"x": pending(producer, x)})  # ORT copies the device feed itself, after ortdlpack's host wait
+    np.testing.assert_array_equal(np.asarray(y.to("cpu")), expected)
+    (y,) = ortdlpack.Session(models["add_tiny"]).run({"x": pending(producer, x)})  # CPU session: staged copy
+    np.testing.assert_array_equal(np.asarray(y), expected)
+    del s, y
+
+
+def test_outputs_into_a_destination_with_a_pending_write(producer, models):
+    # The producer still has writes of garbage queued on the destination: they must land before ORT's result.
+    x = tiny_input()
+    expected = cpu_session(models["add_tiny"]).run(None, {"x": x})[0]
+    s = ortdlpack.Session(models["add_tiny"], ep=EP_NAME)
+    s.run({"x": x})  # warm: the run below takes far less than the queued writes
+    dst = producer.empty((1, 100))
+    for _ in range(5):
+        producer.write(dst, np.full((1, 100), -7.0, np.float32))
+    (y,) = s.run({"x": x}, outputs={"y": dst})
+    producer.synchronize()  # without the ordering, the garbage lands after ORT's result and replaces it
+    np.testing.assert_array_equal(np.asarray(y.to("cpu")), expected)
+    del s, y
+
+
+def test_bad_stream_values_on_a_device_tensor(producer, vd):
+    _, devices = vd
+    t = ortdlpack.from_dlpack(np.ones(4, np.float32), device=devices[0])
+    with pytest.raises(ValueError, match="stream"):
+        t.__dlpack__(stream=0)
+    with pytest.raises(TypeError, match="stream"):
+        t.__dlpack__(stream="s")
+    t.__dlpack__(stream=-1)  # no synchronization asked
+
+
+def test_a_device_producer_that_takes_no_stream_is_still_imported(vd):
+    _, devices = vd
+    inner = ortdlpack.from_dlpack(np.arange(4, dtype=np.float32), device=devices[0])
+
+    class OldProducer:  # predates the `stream` keyword
+        def __dlpack_device__(self):
+            return inner.__dlpack_device__()
+
+        def __dlpack__(self):
+            return inner.__dlpack__()
+
+    np.testing.assert_array_equal(ortdlpack.from_dlpack(OldProducer()).numpy(), np.arange(4, dtype=np.float32))
