@@ -6,6 +6,7 @@
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
+#include "ortdlpack/ep_library.h"
 #include "ortdlpack/error.h"
 #include "tensor_meta.h"
 
@@ -56,6 +57,11 @@ void copy_through_env(const std::vector<const OrtValue*>& src, const std::vector
       done[i] = true;
     }
     OrtStatus* status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), stream, batch_src.size());
+    // No data transfer yet for a device whose EP ships with ORT unregistered: register it and try once more.
+    if (status != nullptr && (register_ep_for(src_mem[head]) || register_ep_for(dst_mem[head]))) {
+      ort().ReleaseStatus(status);
+      status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), stream, batch_src.size());
+    }
     if (status != nullptr) {
       const std::string what = "copy from " + describe(src_mem[head]) + " to " + describe(dst_mem[head]) + " failed: ";
       try {
@@ -83,11 +89,9 @@ Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shap
     check(api.GetAllocatorWithDefaultOptions(&allocator));
   } else {
     check(api.GetSharedAllocator(env(), memory, &allocator));
-    if (allocator == nullptr) {
-      throw Error(ErrorKind::kUnsupported, "no shared allocator for " + describe(memory) +
-                                               " in the ORT environment: register the execution provider library "
-                                               "that brings this device (RegisterExecutionProviderLibrary)");
-    }
+    // The EP owning this memory may ship with ORT unregistered (onnxruntime-gpu's CUDA EP): register it, once.
+    if (allocator == nullptr && register_ep_for(memory)) check(api.GetSharedAllocator(env(), memory, &allocator));
+    if (allocator == nullptr) throw Error(ErrorKind::kUnsupported, "allocate: " + missing_ep_message(memory));
   }
   OrtValue* value = nullptr;
   check(api.CreateTensorAsOrtValue(allocator, shape.data(), shape.size(), type, &value));
