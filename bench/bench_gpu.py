@@ -1,14 +1,15 @@
 #!/usr/bin/env python3
-"""The issue-9 pipeline on CUDA: feature model -> head model, torch tensors in and out, with ordering on.
+"""The feature -> torch -> head pipeline on a CUDA GPU, per iteration (two session runs and the torch step).
 
-    python bench/bench_gpu.py [--quick]
+    python bench/bench_gpu.py [--quick] [--models DIR]
 
-Per pipeline iteration (two runs), median microseconds, batch 1 and 64, and the ratio to hand-written IOBinding:
-  usual copy path      sess.run(None, {"x": t.cpu().numpy()}) twice, torch.from_numpy(...).cuda()
-  ortdlpack.run        ortdlpack.run on two CUDA InferenceSessions, torch tensors fed and taken by DLPack
-  ortdlpack.Session    ortdlpack.Session(path, ep="CUDAExecutionProvider").run twice
-  hand IOBinding       bind_input/bind_output by pointer on preallocated torch tensors, then synchronize
-Prints a note and exits 0 when there is no CUDA device or no CUDA EP (CI).
+Paths compared (issue 9, item 5), batch 1 and 64, each ending with torch.cuda.synchronize():
+  usual copy path     session.run on numpy: .cpu().numpy() before each run, torch.from_numpy().cuda() after
+  ortdlpack.run       ortdlpack.run on onnxruntime.InferenceSessions (CUDA EP), head writes into a torch tensor
+  ortdlpack.Session   the same with sessions created and run by ortdlpack's C++ core (ep="cuda")
+  hand IOBinding      hand-written IOBinding by data_ptr() + OrtValue.__dlpack__ (the baseline)
+Ordering is on (ortdlpack's default). Prints median ms per iteration and the ratio to hand IOBinding (targets:
+ortdlpack.run <= 1.05x, ortdlpack.Session <= 1.0x). Without CUDA or the CUDA EP it says so and exits 0.
 """
 
 from __future__ import annotations
@@ -20,85 +21,104 @@ import sys
 import tempfile
 import time
 
+import numpy as np
+
+try:
+    import torch  # before onnxruntime: onnxruntime-gpu then uses the CUDA libraries torch loaded
+except ImportError:
+    torch = None
+import onnxruntime as ort
+
+ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
+from make_models import make_models  # noqa: E402
+
+
+def median_ms(fn, number: int, repeat: int) -> float:
+    for _ in range(max(2, number // 5)):
+        fn()
+    samples = []
+    for _ in range(repeat):
+        t0 = time.perf_counter()
+        for _ in range(number):
+            fn()
+        samples.append((time.perf_counter() - t0) / number * 1e3)
+    return statistics.median(samples)
+
 
 def main() -> int:
-    ap = argparse.ArgumentParser()
+    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
     ap.add_argument("--quick", action="store_true")
+    ap.add_argument("--models", default=os.path.join(tempfile.gettempdir(), "ortdlpack_models"))
     args = ap.parse_args()
-    try:
-        import torch
-    except ImportError:
+    if torch is None:
         print("bench_gpu: torch is not installed: nothing to measure")
         return 0
-    import numpy as np
-    import onnxruntime as ort
-
-    if not torch.cuda.is_available() or "CUDAExecutionProvider" not in ort.get_available_providers():
-        print("bench_gpu: no CUDA device or no CUDA execution provider (onnxruntime-gpu): nothing to measure")
+    cuda_lib = os.path.join(os.path.dirname(ort.__file__), "capi", "libonnxruntime_providers_cuda.so")
+    if not torch.cuda.is_available() or not os.path.exists(cuda_lib):
+        print("bench_gpu: needs a CUDA device and onnxruntime-gpu (CUDA EP): nothing to measure here")
         return 0
-    root = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-    sys.path.insert(0, os.path.join(root, "scripts"))
-    from make_models import make_models
-
+    if hasattr(ort, "preload_dlls"):
+        ort.preload_dlls()
     import ortdlpack
 
-    models = make_models(tempfile.mkdtemp(), ["feature", "head"])
-    cuda = ["CUDAExecutionProvider"]
-    feat_s = ort.InferenceSession(models["feature"], providers=cuda)
-    head_s = ort.InferenceSession(models["head"], providers=cuda)
-    feat_o = ortdlpack.Session(models["feature"], ep="CUDAExecutionProvider")
-    head_o = ortdlpack.Session(models["head"], ep="CUDAExecutionProvider")
-    number, repeat = (20, 3) if args.quick else (200, 7)
+    paths = make_models(args.models, ["feature", "head"])
+    providers = [("CUDAExecutionProvider", {"use_tf32": "0"})]
+    feature = ort.InferenceSession(paths["feature"], providers=providers)
+    head = ort.InferenceSession(paths["head"], providers=providers)
+    nfeature = ortdlpack.Session(paths["feature"], ep="cuda", ep_options={"use_tf32": "0"})
+    nhead = ortdlpack.Session(paths["head"], ep="cuda", ep_options={"use_tf32": "0"})
+    step = lambda f: torch.relu(torch.nn.functional.normalize(f))  # noqa: E731
+    number, repeat = (20, 5) if args.quick else (200, 9)
 
-    def median_us(fn) -> float:
-        for _ in range(5):
-            fn()
-        torch.cuda.synchronize()
-        rounds = []
-        for _ in range(repeat):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            torch.cuda.synchronize()
-            rounds.append((time.perf_counter() - t0) / number * 1e6)
-        return statistics.median(rounds)
-
-    print("| batch | usual copy path | ortdlpack.run | ortdlpack.Session | hand IOBinding |")
-    print("|---|---|---|---|---|")
+    print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name(0)}")
+    print(f"{'batch':>5}  {'path':<20} {'ms/iter':>9} {'vs hand IOBinding':>18}")
     for batch in (1, 64):
-        x = torch.randn(batch, 3, 64, 64, device="cuda")
-        feat = torch.empty(batch, 128, device="cuda")
+        images = torch.rand(batch, 3, 64, 64, device="cuda")
         logits = torch.empty(batch, 10, device="cuda")
 
         def usual():
-            f = feat_s.run(None, {"x": x.cpu().numpy()})[0]
-            return torch.from_numpy(head_s.run(None, {"feat": f})[0]).cuda()
+            feat = feature.run(None, {"x": images.cpu().numpy()})[0]
+            f = step(torch.from_numpy(feat).cuda())
+            out = torch.from_numpy(head.run(None, {"feat": f.cpu().numpy()})[0]).cuda()
+            torch.cuda.synchronize()
+            return out
 
-        def with_run():
-            (f,) = ortdlpack.run(feat_s, {"x": x})
-            (y,) = ortdlpack.run(head_s, {"feat": f})
-            return torch.from_dlpack(y)
-
-        def with_session():
-            (f,) = feat_o.run({"x": x})
-            (y,) = head_o.run({"feat": f})
-            return torch.from_dlpack(y)
-
-        b1, b2 = feat_s.io_binding(), head_s.io_binding()
-
-        def hand():
-            torch.cuda.current_stream().synchronize()  # the ordering a hand-written pipeline needs
-            b1.bind_input("x", "cuda", 0, np.float32, tuple(x.shape), x.data_ptr())
-            b1.bind_output("feat", "cuda", 0, np.float32, tuple(feat.shape), feat.data_ptr())
-            feat_s.run_with_iobinding(b1)
-            b2.bind_input("feat", "cuda", 0, np.float32, tuple(feat.shape), feat.data_ptr())
-            b2.bind_output("logits", "cuda", 0, np.float32, tuple(logits.shape), logits.data_ptr())
-            head_s.run_with_iobinding(b2)
+        def via_run():
+            (feat,) = ortdlpack.run(feature, {"x": images})
+            ortdlpack.run(head, {"feat": step(torch.from_dlpack(feat))}, outputs={"logits": logits})
+            torch.cuda.synchronize()
             return logits
 
-        times = [median_us(f) for f in (usual, with_run, with_session, hand)]
-        base = times[3]
-        print(f"| {batch} | " + " | ".join(f"{t:.0f} us ({t / base:.2f}x)" for t in times) + " |")
+        def via_session():
+            (feat,) = nfeature.run({"x": images})
+            nhead.run({"feat": step(torch.from_dlpack(feat))}, outputs={"logits": logits})
+            torch.cuda.synchronize()
+            return logits
+
+        fb, hb = feature.io_binding(), head.io_binding()
+
+        def hand():
+            torch.cuda.synchronize()  # the hand-written path must order itself after torch's queued work
+            fb.bind_input("x", "cuda", 0, np.float32, tuple(images.shape), images.data_ptr())
+            fb.bind_output("feat", "cuda", 0)
+            feature.run_with_iobinding(fb)
+            f = step(torch.from_dlpack(fb.get_outputs()[0]))
+            torch.cuda.synchronize()
+            hb.bind_input("feat", "cuda", 0, np.float32, tuple(f.shape), f.data_ptr())
+            hb.bind_output("logits", "cuda", 0, np.float32, tuple(logits.shape), logits.data_ptr())
+            head.run_with_iobinding(hb)
+            torch.cuda.synchronize()
+            return logits
+
+        ref = usual().cpu().numpy()
+        for fn in (via_run, via_session, hand):
+            np.testing.assert_allclose(fn().cpu().numpy(), ref, rtol=1e-4, atol=1e-5)
+        times = {name: median_ms(fn, number, repeat) for name, fn in
+                 [("usual copy path", usual), ("ortdlpack.run", via_run), ("ortdlpack.Session", via_session),
+                  ("hand IOBinding", hand)]}
+        for name, ms in times.items():
+            print(f"{batch:>5}  {name:<20} {ms:>9.3f} {ms / times['hand IOBinding']:>17.2f}x")
     return 0
 
 

@@ -117,8 +117,11 @@ const OrtMemoryInfo* create_memory_info(DLDevice device) {
     check(api.CreateCpuMemoryInfo(OrtDeviceAllocator, OrtMemTypeDefault, &info));
     return info;
   }
+  // CUDA managed memory has no ORT memory type of its own; CUDA kernels read it as device memory, so ORT holds it
+  // as CUDA memory (and exports it again as kDLCUDA).
+  const DLDeviceType type = device.device_type == kDLCUDAManaged ? kDLCUDA : device.device_type;
   for (const BuiltinRow& row : kBuiltin) {
-    if (row.dl_device_type == device.device_type) {
+    if (row.dl_device_type == type) {
       check(api.CreateMemoryInfo_V2(row.name, row.device_type, row.vendor_id, device.device_id, row.memory_type, 0,
                                     OrtDeviceAllocator, &info));
       return info;

@@ -140,7 +140,7 @@ Entry* find(const OrtMemoryInfo* memory) {
   }
   // The EP may ship inside the ORT package, unregistered (ep_library.h): registered once, then looked up.
   for (int attempt = 0; attempt < 2; ++attempt) {
-    if (attempt == 1 && !register_bundled_ep_library(vendor)) break;
+    if (attempt == 1 && !register_ep_for(memory)) break;
     if (Entry* e = find_in_env(type, vendor, id, all)) return e->stream != nullptr ? e : nullptr;
   }
   return nullptr;  // no EP device for this memory (yet): nothing cached, looked up again next time

@@ -60,9 +60,18 @@ void copy_through_env(const std::vector<const OrtValue*>& src, const std::vector
     // On ortdlpack's stream of the device (stream.h): after the producers' and ortdlpack's pending work there, and
     // complete on return when the destination is host memory.
     OrtStatus* status = nullptr;
-    ordered_copy(src_mem[head], dst_mem[head], stream, [&](OrtSyncStream* used) {
-      status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), used, batch_src.size());
-    });
+    const auto copy_batch = [&] {
+      ordered_copy(src_mem[head], dst_mem[head], stream, [&](OrtSyncStream* used) {
+        status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), used, batch_src.size());
+      });
+    };
+    copy_batch();
+    // No data transfer yet for a device whose EP ships with ORT unregistered: register it and try once more.
+    if (status != nullptr && (register_ep_for(src_mem[head]) || register_ep_for(dst_mem[head]))) {
+      ort().ReleaseStatus(status);
+      status = nullptr;
+      copy_batch();
+    }
     if (status != nullptr) {
       const std::string what = "copy from " + describe(src_mem[head]) + " to " + describe(dst_mem[head]) + " failed: ";
       try {
@@ -90,17 +99,9 @@ Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shap
     check(api.GetAllocatorWithDefaultOptions(&allocator));
   } else {
     check(api.GetSharedAllocator(env(), memory, &allocator));
-    // The EP that brings this memory may ship inside the ORT package, unregistered (ep_library.h).
-    if (allocator == nullptr && register_bundled_ep_library(api.MemoryInfoGetVendorId(memory))) {
-      check(api.GetSharedAllocator(env(), memory, &allocator));
-    }
-    if (allocator == nullptr) {
-      const std::string hint = bundled_ep_hint(api.MemoryInfoGetVendorId(memory));
-      throw Error(ErrorKind::kUnsupported, "no shared allocator for " + describe(memory) +
-                                               " in the ORT environment: register the execution provider library "
-                                               "that brings this device (RegisterExecutionProviderLibrary)" +
-                                               (hint.empty() ? std::string() : ", or " + hint));
-    }
+    // The EP owning this memory may ship with ORT unregistered (onnxruntime-gpu's CUDA EP): register it, once.
+    if (allocator == nullptr && register_ep_for(memory)) check(api.GetSharedAllocator(env(), memory, &allocator));
+    if (allocator == nullptr) throw Error(ErrorKind::kUnsupported, "allocate: " + missing_ep_message(memory));
   }
   OrtValue* value = nullptr;
   check(api.CreateTensorAsOrtValue(allocator, shape.data(), shape.size(), type, &value));

@@ -2,7 +2,8 @@
 //
 // Memory is exported as the lowest-level DLPack device that owns it, so any framework can take it: NVIDIA GPU
 // memory is kDLCUDA (pinned host memory kDLCUDAHost), AMD kDLROCM/kDLROCMHost, Intel GPU kDLOneAPI, Apple GPU
-// kDLMetal, CPU kDLCPU. Memory no DLPack consumer could read (a plugin EP's private device) is never given one of
+// kDLMetal, CPU kDLCPU. CUDA managed memory (kDLCUDAManaged) is imported as CUDA memory: ORT has no managed memory
+// type, and CUDA kernels read it as device memory. Memory no DLPack consumer could read (a plugin EP's private device) is never given one of
 // those labels: it can be exported only after a mapping was registered, either explicitly with register_device()
 // or by the EP itself, which advertises the key kEpMetadataDlpackDeviceType in its OrtEpDevice metadata
 // (see register_ep_devices()). Anything else is an Error(kUnsupported) that names the device.

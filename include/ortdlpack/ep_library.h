@@ -1,24 +1,54 @@
-// ortdlpack: lazy registration of the EP libraries that ship inside the running ONNX Runtime package.
+// ortdlpack: the execution-provider libraries that own device memory, registered in the env when first needed.
 //
-// onnxruntime-gpu's CUDA EP is built into the package as a provider library (libonnxruntime_providers_cuda.so),
-// but the env knows no CUDA OrtEpDevice — no shared allocator, no data transfer, no stream — until that library is
-// registered (RegisterExecutionProviderLibrary). ortdlpack does it for the user, once, the first time it needs memory
-// of that vendor. Only the folder of the running ORT is looked at (found with dladdr on ORT's own API functions):
-// never a search path, never a library of another package.
+// ORT builds ship the EPs that own GPU memory as libraries next to the ORT library (the onnxruntime-gpu wheel:
+// onnxruntime/capi/libonnxruntime_providers_cuda.so). Registered in the env (RegisterExecutionProviderLibrary), such
+// an EP contributes its devices, their shared allocators and their data transfers — what ortdlpack allocates and
+// copies with. Its built-in form (a session created with providers=["CUDAExecutionProvider"]) contributes none of
+// that, so ortdlpack registers the library a tensor or a session needs, once, the first time it is needed:
+// - only from the folder of the running ORT library (found with dladdr on the ORT API the core was handed) or from
+//   a folder the caller names (set_ep_library_dir) — never the working directory or a search path an environment
+//   variable can steer: the path handed to ORT is always absolute;
+// - only the libraries of the one table in ep_library.cc (CUDA, TensorRT, MIGraphX, OpenVINO).
+// An EP the env already has (registered by the user under any name) is used as it is.
 #pragma once
 
-#include <cstdint>
+#include <onnxruntime_c_api.h>
+
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ortdlpack {
 
-// Registers, once per process, the provider library in ORT's own folder that brings memory of `vendor_id`
-// (0x10DE NVIDIA: CUDA; 0x1002 AMD: MIGraphX; 0x8086 Intel: OpenVINO). Returns true when a library was registered
-// by this call; false when there is none for the vendor, it was already tried, or ORT refused it (the caller's own
-// error then says what is missing). Thread-safe.
-bool register_bundled_ep_library(uint32_t vendor_id);
+// The folder EP libraries are registered from: the running ORT library's own folder, unless set_ep_library_dir()
+// named another. "" when it cannot be told (then nothing is registered automatically).
+std::string ep_library_dir();
 
-// What to install to get a device of `vendor_id` into ORT ("" when ortdlpack knows no bundled library for it).
-std::string bundled_ep_hint(uint32_t vendor_id);
+// Registers EP libraries from `dir` (absolute; Error(kInvalidArgument) otherwise) instead of ORT's own folder.
+// "" restores the default.
+void set_ep_library_dir(const std::string& dir);
+
+// The EP name ORT knows for a name users write: "cuda", "CUDA", "CUDAExecutionProvider" ->
+// "CUDAExecutionProvider"; "tensorrt"/"trt", "migraphx", "openvino" likewise; any other name is returned as given
+// (a plugin EP registered by the caller).
+std::string canonical_ep_name(const std::string& name);
+
+// Makes sure the env has the EP named `name` (canonical_ep_name() applied): registers its library from
+// ep_library_dir() when the env lacks it. Returns the canonical name. Error(kUnsupported) saying what to install
+// when the EP is neither in the env nor registrable.
+std::string ensure_ep(const std::string& name);
+
+// The EP devices a session of EP `name` runs on (ensure_ep() applied): all of them, or with a "device_id" option
+// (a decimal index) the device_id-th when the EP has several. Error(kInvalidArgument) for a bad device_id.
+std::vector<const OrtEpDevice*> select_ep_devices(const std::string& name,
+                                                  const std::vector<std::pair<std::string, std::string>>& options);
+
+// When no EP device of the env serves `memory`'s vendor, registers the library of the EP that owns that memory
+// (GPU memory of NVIDIA, AMD, Intel). Returns true only when that added one: the caller may then retry the
+// allocation or copy that failed. Called on failure paths only (it lists the env's EP devices).
+bool register_ep_for(const OrtMemoryInfo* memory);
+
+// Why the env has no allocator / data transfer for `memory`, and what to install: for error messages.
+std::string missing_ep_message(const OrtMemoryInfo* memory);
 
 }  // namespace ortdlpack

@@ -4,7 +4,7 @@
 #include "ortdlpack/api.h"       // init(): the ORT C API the core calls
 #include "ortdlpack/device.h"    // OrtMemoryInfo <-> DLDevice
 #include "ortdlpack/dtype.h"     // ONNX element type <-> DLDataType
-#include "ortdlpack/ep_library.h"  // EP libraries bundled with ORT, registered lazily
+#include "ortdlpack/ep_library.h"  // EP libraries shipped with ORT, registered when needed
 #include "ortdlpack/error.h"     // ortdlpack::Error
 #include "ortdlpack/export.h"    // Tensor -> DLPack
 #include "ortdlpack/import.h"    // DLPack -> Tensor

@@ -84,6 +84,8 @@ NB_MODULE(_ortdlpack, m) {
   });
   m.def("_init_error", [] { return g_init_error; });
   m.def("_ort_api_version", &ortdlpack::ort_api_version);
+  m.def("_ep_library_dir", &ortdlpack::ep_library_dir,
+        "The folder EP libraries shipped with ORT are registered from (the running ORT's own folder).");
   m.def("_register_ep_devices", [] { return ortdlpack::register_ep_devices(ortdlpack::env()); },
         "Registers the DLPack device of every EP device in the env that advertises 'dlpack.device_type'.");
   m.def("register_device",

@@ -55,31 +55,17 @@ std::vector<std::pair<std::string, std::string>> string_pairs(nb::handle dict, c
   return pairs;
 }
 
-// Appends the OrtEpDevices of the EP named `ep` (all devices of the env that EP serves) with `ep_options`.
+// Appends the EP named `ep` with `ep_options`; the core picks its EP devices (ep_library.h).
 void append_ep(OrtSessionOptions* options, const std::string& ep, nb::handle ep_options) {
-  const OrtApi& api = ort();
-  const OrtEpDevice* const* all = nullptr;
-  size_t count = 0;
-  check(api.GetEpDevices(env(), &all, &count));
-  std::vector<const OrtEpDevice*> mine;
-  std::string available;
-  for (size_t i = 0; i < count; ++i) {
-    const std::string name = api.EpDevice_EpName(all[i]);
-    if (name == ep) mine.push_back(all[i]);
-    if (available.find("'" + name + "'") == std::string::npos) available += (available.empty() ? "'" : ", '") + name + "'";
-  }
-  if (mine.empty()) {
-    throw nb::value_error(("Session: no execution provider named '" + ep + "' in the environment (available: " +
-                           (available.empty() ? "none" : available) + ")").c_str());
-  }
   const auto options_pairs = string_pairs(ep_options, "ep_options");
+  const std::vector<const OrtEpDevice*> devices = select_ep_devices(ep, options_pairs);
   std::vector<const char*> key_ptrs, value_ptrs;
   for (const auto& [k, v] : options_pairs) {
     key_ptrs.push_back(k.c_str());
     value_ptrs.push_back(v.c_str());
   }
-  check(api.SessionOptionsAppendExecutionProvider_V2(options, env(), mine.data(), mine.size(), key_ptrs.data(),
-                                                      value_ptrs.data(), key_ptrs.size()));
+  check(ort().SessionOptionsAppendExecutionProvider_V2(options, env(), devices.data(), devices.size(),
+                                                        key_ptrs.data(), value_ptrs.data(), key_ptrs.size()));
 }
 
 // Creates the OrtSession from a path (str / os.PathLike) or the model's bytes (any bytes-like object).

@@ -93,6 +93,14 @@ TEST(Device, DlpackDevicesMapBackToOrtMemory) {
   EXPECT_FALSE(host_accessible(cuda));
 }
 
+TEST(Device, CudaManagedMemoryIsHeldAsCudaMemory) {
+  const OrtMemoryInfo* managed = memory_info(DLDevice{kDLCUDAManaged, 1});
+  const DLDevice back = to_dlpack_device(managed);
+  EXPECT_EQ(back.device_type, kDLCUDA);
+  EXPECT_EQ(back.device_id, 1);
+  EXPECT_FALSE(host_accessible(managed));
+}
+
 TEST(Device, UnknownMemoryIsAnErrorNamingTheDevice) {
   auto info = make_v2("MysteryNpu", OrtMemoryInfoDeviceType_NPU, 0xBEEF, 3, OrtDeviceMemoryType_DEFAULT);
   try {

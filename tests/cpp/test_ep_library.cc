@@ -1,38 +1,131 @@
-// Lazy registration of EP libraries bundled with ORT (src/ep_library.cc). The CPU-only ORT of CI ships none, so
-// these tests cover the "not there" paths; tests/gpu/ covers onnxruntime-gpu.
+// EP libraries shipped with ORT: found only in ORT's own folder (or a folder the caller names), registered once,
+// with errors that say what to install. The SDK the tests run on has no GPU EP, so the CUDA rows are exercised
+// through their failure paths; the registration path itself through a caller-named folder holding a library.
 #include <gtest/gtest.h>
+#include <unistd.h>
 
+#include <climits>
+#include <cstdlib>
+#include <filesystem>
+#include <fstream>
+#include <sstream>
 #include <string>
 
 #include "ortdlpack/ortdlpack.h"
 
-namespace ortdlpack {
+namespace fs = std::filesystem;
+using namespace ortdlpack;
+
 namespace {
 
-TEST(EpLibrary, UnknownVendorHasNoBundledLibrary) {
-  EXPECT_FALSE(register_bundled_ep_library(0xBEEF));
-  EXPECT_EQ(bundled_ep_hint(0xBEEF), "");
+std::string maps() {
+  std::ifstream in("/proc/self/maps");
+  std::stringstream s;
+  s << in.rdbuf();
+  return s.str();
 }
 
-TEST(EpLibrary, MissingCudaLibraryIsTriedOnceAndTheErrorSaysWhatToInstall) {
-  const OrtEpDevice* const* devs = nullptr;
-  size_t n = 0;
-  check(ort().GetEpDevices(env(), &devs, &n));
-  for (size_t i = 0; i < n; ++i) {
-    const OrtMemoryInfo* m = ort().EpDevice_MemoryInfo(devs[i], OrtDeviceMemoryType_DEFAULT);
-    if (m != nullptr && ort().MemoryInfoGetVendorId(m) == kVendorNvidia) GTEST_SKIP() << "this ORT has a CUDA EP device";
-  }
-  EXPECT_NE(bundled_ep_hint(kVendorNvidia).find("onnxruntime-gpu"), std::string::npos);
+fs::path temp_dir(const char* tag) {
+  fs::path d = fs::temp_directory_path() / (std::string("ortdlpack_ep_") + tag + "_" + std::to_string(getpid()));
+  fs::create_directories(d);
+  return d;
+}
+
+std::string error_of(void (*f)()) {
   try {
-    allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, DLDevice{kDLCUDA, 0});
-    FAIL() << "allocated CUDA memory without a CUDA EP";
+    f();
   } catch (const Error& e) {
-    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
-    EXPECT_NE(std::string(e.what()).find("install onnxruntime-gpu"), std::string::npos) << e.what();
+    return e.what();
   }
-  EXPECT_FALSE(register_bundled_ep_library(kVendorNvidia)) << "tried once per process";
-  EXPECT_EQ(device_stream(memory_info(DLDevice{kDLCUDA, 0})), nullptr);
+  return "";
 }
 
 }  // namespace
-}  // namespace ortdlpack
+
+TEST(EpLibrary, DirIsTheRunningOrtLibrarysFolder) {
+  EXPECT_EQ(fs::canonical(ep_library_dir()), fs::canonical(ORTDLPACK_TEST_ORT_LIB_DIR));
+}
+
+TEST(EpLibrary, NamesUsersWriteMapToOrtsEpNames) {
+  EXPECT_EQ(canonical_ep_name("cuda"), "CUDAExecutionProvider");
+  EXPECT_EQ(canonical_ep_name("CUDA"), "CUDAExecutionProvider");
+  EXPECT_EQ(canonical_ep_name("CUDAExecutionProvider"), "CUDAExecutionProvider");
+  EXPECT_EQ(canonical_ep_name("trt"), "TensorrtExecutionProvider");
+  EXPECT_EQ(canonical_ep_name("migraphx"), "MIGraphXExecutionProvider");
+  EXPECT_EQ(canonical_ep_name("openvino"), "OpenVINOExecutionProvider");
+  EXPECT_EQ(canonical_ep_name("SomePluginEP"), "SomePluginEP");
+}
+
+TEST(EpLibrary, MissingCudaLibrarySaysWhatToInstall) {
+  try {
+    ensure_ep("cuda");
+    FAIL() << "this SDK has no CUDA EP library";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    const std::string m = e.what();
+    EXPECT_NE(m.find("libonnxruntime_providers_cuda.so"), std::string::npos) << m;
+    EXPECT_NE(m.find("pip install onnxruntime-gpu"), std::string::npos) << m;
+    EXPECT_NE(m.find(ep_library_dir()), std::string::npos) << m;
+  }
+}
+
+TEST(EpLibrary, UnknownEpNameListsWhatTheEnvHas) {
+  try {
+    ensure_ep("NoSuchEP");
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+    EXPECT_NE(std::string(e.what()).find("'NoSuchEP'"), std::string::npos) << e.what();
+  }
+}
+
+TEST(EpLibrary, CudaAllocationWithoutTheEpIsAClearError) {
+  try {
+    allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, DLDevice{kDLCUDA, 0});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_NE(std::string(e.what()).find("onnxruntime-gpu"), std::string::npos) << e.what();
+  }
+  // Pinned memory belongs to the same EP.
+  EXPECT_NE(error_of([] { allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, DLDevice{kDLCUDAHost, 0}); })
+                .find("libonnxruntime_providers_cuda.so"),
+            std::string::npos);
+}
+
+TEST(EpLibrary, DecoysInTheWorkingDirectoryAndLibraryPathAreNeverLoaded) {
+  const fs::path decoy = temp_dir("decoy");
+  fs::copy_file(ORTDLPACK_VD_PATH, decoy / "libonnxruntime_providers_cuda.so", fs::copy_options::overwrite_existing);
+  const fs::path cwd = fs::current_path();
+  fs::current_path(decoy);
+  setenv("LD_LIBRARY_PATH", decoy.c_str(), 1);
+  const std::string m = error_of([] { ensure_ep("cuda"); });
+  fs::current_path(cwd);
+  EXPECT_NE(m.find("has no libonnxruntime_providers_cuda.so"), std::string::npos) << m;
+  EXPECT_EQ(maps().find(decoy.string()), std::string::npos) << "a decoy library was loaded";
+  fs::remove_all(decoy);
+}
+
+TEST(EpLibrary, CallerNamedFolderIsUsedOnceAndTheEpIsChecked) {
+  EXPECT_THROW(set_ep_library_dir("relative/dir"), Error);
+  const fs::path dir = temp_dir("named");
+  // A library that registers, but brings another EP than the file name promises: refused, and not retried.
+  fs::copy_file(ORTDLPACK_VD_PATH, dir / "libonnxruntime_providers_cuda.so", fs::copy_options::overwrite_existing);
+  set_ep_library_dir(dir.string());
+  const std::string first = error_of([] { ensure_ep("CUDAExecutionProvider"); });
+  EXPECT_NE(first.find("brought no 'CUDAExecutionProvider'"), std::string::npos) << first;
+  EXPECT_NE(maps().find(dir.string()), std::string::npos) << "the library in the named folder was not loaded";
+  EXPECT_EQ(error_of([] { ensure_ep("cuda"); }), first);
+  // The EP it did bring is in the env now, under its own name.
+  EXPECT_EQ(ensure_ep("VirtualDeviceEP"), "VirtualDeviceEP");
+  EXPECT_FALSE(select_ep_devices("VirtualDeviceEP", {}).empty());
+  EXPECT_EQ(select_ep_devices("VirtualDeviceEP", {{"device_id", "1"}}).size(), 1u);
+  try {
+    select_ep_devices("VirtualDeviceEP", {{"device_id", "7"}});
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
+  }
+  set_ep_library_dir("");
+  EXPECT_EQ(fs::canonical(ep_library_dir()), fs::canonical(ORTDLPACK_TEST_ORT_LIB_DIR));
+}

@@ -1,97 +1,91 @@
-"""CUDA paths of issue 9 (stream ordering, copies through the CUDA EP library bundled with onnxruntime-gpu).
-
-Skipped without torch with CUDA, a CUDA device, or an onnxruntime that carries the CUDA EP. CI has no GPU: these run
-on a lent GPU machine (docs/streams.md says what they check). Run: python -m pytest tests/gpu -q
-"""
+"""ortdlpack on CUDA with onnxruntime-gpu and torch: copies and allocations through the env's CUDA EP, sessions on
+the EP by the names users know, pinned and managed memory, strided views (issue 9, items 2-4 and 6)."""
 
 from __future__ import annotations
-
-import os
-import sys
 
 import numpy as np
 import pytest
 
-torch = pytest.importorskip("torch")
-if not torch.cuda.is_available():
-    pytest.skip("no CUDA device", allow_module_level=True)
-ort = pytest.importorskip("onnxruntime")
-if "CUDAExecutionProvider" not in ort.get_available_providers():
-    pytest.skip("this onnxruntime has no CUDA execution provider (install onnxruntime-gpu)", allow_module_level=True)
-
-import ortdlpack  # noqa: E402
-
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
-from make_models import make_models  # noqa: E402
-
-TRIES = 5
+import ortdlpack
+from conftest import cpu_session, cuda_session, torch
 
 
-@pytest.fixture(scope="module")
-def models(tmp_path_factory):
-    return make_models(str(tmp_path_factory.mktemp("models")), ["add_tiny"])
-
-
-@pytest.fixture(scope="module")
-def cuda_session(models):
-    return ort.InferenceSession(models["add_tiny"], providers=["CUDAExecutionProvider"])
-
-
-def queued_copy(src: torch.Tensor) -> torch.Tensor:
-    """x gets src's values on a side stream, behind a long sleep: still queued when this returns (issue 9, item 1)."""
-    x = torch.zeros_like(src)
-    s = torch.cuda.Stream()
-    with torch.cuda.stream(s):
-        torch.cuda._sleep(100_000_000)
-        x.copy_(src)
-    return x
-
-
-def test_import_then_numpy_is_ordered_after_the_producer():
-    src = torch.arange(100, dtype=torch.float32, device="cuda").reshape(1, 100)
-    for _ in range(TRIES):
-        t = ortdlpack.from_dlpack(queued_copy(src))
-        np.testing.assert_array_equal(t.numpy(), src.cpu().numpy())
-
-
-def test_run_on_a_cuda_session_is_ordered_after_the_producer(cuda_session):
-    src = torch.arange(100, dtype=torch.float32, device="cuda").reshape(1, 100)
-    expected = cuda_session.run(None, {"x": src.cpu().numpy()})[0]
-    for _ in range(TRIES):
-        (y,) = ortdlpack.run(cuda_session, {"x": queued_copy(src)})
-        np.testing.assert_allclose(np.asarray(y.to("cpu")), expected, rtol=1e-6)
-
-
-def test_session_run_is_ordered_after_the_producer(models):
-    s = ortdlpack.Session(models["add_tiny"], ep="CUDAExecutionProvider")
-    src = torch.arange(100, dtype=torch.float32, device="cuda").reshape(1, 100)
-    ref = ort.InferenceSession(models["add_tiny"], providers=["CUDAExecutionProvider"])
-    expected = ref.run(None, {"x": src.cpu().numpy()})[0]
-    for _ in range(TRIES):
-        (y,) = s.run({"x": queued_copy(src)})
-        np.testing.assert_allclose(np.asarray(y.to("cpu")), expected, rtol=1e-6)
-
-
-def test_copies_of_cuda_memory_go_through_the_bundled_cuda_ep():
-    x = torch.arange(12, dtype=torch.float32, device="cuda")
+def test_cuda_tensor_to_numpy_and_back():
+    x = torch.arange(12, dtype=torch.float32, device="cuda").reshape(3, 4)
     t = ortdlpack.from_dlpack(x)
+    assert t.__dlpack_device__() == (2, 0) and t.data_ptr == x.data_ptr()
     np.testing.assert_array_equal(t.numpy(), x.cpu().numpy())
-    np.testing.assert_array_equal(np.asarray(t.to("cpu")), x.cpu().numpy())
-    c = ortdlpack.from_dlpack(x, copy=True)
-    assert c.data_ptr != x.data_ptr()
-    np.testing.assert_array_equal(c.numpy(), x.cpu().numpy())
-    back = ortdlpack.from_dlpack(np.arange(12, dtype=np.float32)).to("cuda:0")
+    np.testing.assert_array_equal(np.asarray(t), x.cpu().numpy())
+    host = t.to("cpu")
+    assert host.__dlpack_device__() == (1, 0)
+    back = ortdlpack.from_dlpack(host.numpy()).to("cuda:0")
     assert back.__dlpack_device__() == (2, 0)
-    torch.testing.assert_close(torch.from_dlpack(back).cpu(), x.cpu())
+    assert torch.equal(torch.from_dlpack(back), x)
 
 
-def test_export_to_a_torch_consumer_on_another_stream():
-    host = np.arange(1 << 20, dtype=np.float32)
-    for _ in range(TRIES):
-        t = ortdlpack.from_dlpack(host).to("cuda:0")  # queued on ortdlpack's CUDA stream
-        s = torch.cuda.Stream()
-        with torch.cuda.stream(s):
-            y = torch.from_dlpack(t)  # torch names s: s waits for ortdlpack's copy
-            total = y.sum()
-        s.synchronize()
-        assert float(total) == float(host.sum(dtype=np.float64))
+def test_copy_true_on_cuda_is_a_new_cuda_tensor():
+    x = torch.arange(8, dtype=torch.float32, device="cuda")
+    c = ortdlpack.from_dlpack(x, copy=True)
+    assert c.__dlpack_device__() == (2, 0) and c.data_ptr != x.data_ptr()
+    assert torch.equal(torch.from_dlpack(c), x)
+
+
+def test_cuda_feed_for_a_cpu_session_is_staged(models):
+    s = cpu_session(models["add_tiny"])
+    x = torch.rand(1, 100, device="cuda")
+    (y,) = ortdlpack.run(s, {"x": x})
+    np.testing.assert_allclose(y.numpy(), s.run(None, {"x": x.cpu().numpy()})[0])
+
+
+@pytest.mark.parametrize("ep", ["cuda", "CUDA", "CUDAExecutionProvider"])
+def test_session_on_the_cuda_ep_by_the_names_users_know(models, ep):
+    s = ortdlpack.Session(models["add_tiny"], ep=ep, ep_options={"device_id": "0", "use_tf32": "0"})
+    x = torch.rand(1, 100, device="cuda")
+    (y,) = s.run({"x": x})
+    assert y.__dlpack_device__() == (2, 0)
+    np.testing.assert_allclose(torch.from_dlpack(y).cpu().numpy(),
+                               cpu_session(models["add_tiny"]).run(None, {"x": x.cpu().numpy()})[0], rtol=1e-6)
+
+
+def test_pinned_outputs_are_cuda_host_memory(models):
+    s = cuda_session(models["add_tiny"])
+    x = torch.rand(1, 100, device="cuda")
+    (y,) = ortdlpack.run(s, {"x": x}, device=(3, 0))
+    assert y.__dlpack_device__() == (3, 0)
+    np.testing.assert_allclose(y.numpy(), cpu_session(models["add_tiny"]).run(None, {"x": x.cpu().numpy()})[0],
+                               rtol=1e-6)
+    p = ortdlpack.from_dlpack(np.ones(4, np.float32), device=(3, 0))
+    assert p.__dlpack_device__() == (3, 0)
+    np.testing.assert_array_equal(p.numpy(), np.ones(4, np.float32))
+
+
+def test_cupy_managed_memory_is_imported():
+    cp = pytest.importorskip("cupy")
+    pool = cp.cuda.MemoryPool(cp.cuda.malloc_managed)
+    with cp.cuda.using_allocator(pool.malloc):
+        x = cp.arange(6, dtype=cp.float32)
+    t = ortdlpack.from_dlpack(x)
+    assert t.__dlpack_device__() == (2, 0) and t.data_ptr == x.data.ptr
+    np.testing.assert_array_equal(t.numpy(), cp.asnumpy(x))
+
+
+def test_jax_and_cupy_round_trips_share_memory():
+    cp = pytest.importorskip("cupy")
+    x = cp.arange(6, dtype=cp.float32)
+    t = ortdlpack.from_dlpack(x)
+    assert t.data_ptr == x.data.ptr
+    assert cp.from_dlpack(t).data.ptr == x.data.ptr
+    jax = pytest.importorskip("jax")
+    gpus = [d for d in jax.devices() if d.platform == "gpu"]
+    if not gpus:
+        pytest.skip("jax has no GPU backend")
+    j = jax.device_put(np.arange(6, dtype=np.float32), gpus[0])
+    tj = ortdlpack.from_dlpack(j)
+    assert tj.__dlpack_device__() == (2, 0)
+    np.testing.assert_array_equal(tj.numpy(), np.arange(6, dtype=np.float32))
+
+
+def test_strided_cuda_views_are_refused_clearly():
+    x = torch.rand(3, 4, device="cuda")
+    with pytest.raises(BufferError, match="compact"):
+        ortdlpack.from_dlpack(x.T)

@@ -236,6 +236,14 @@ def test_device_without_data_transfer_is_a_buffer_error(vd, counters):
     assert c["allocs"] <= 1
 
 
+def test_cuda_managed_memory_is_imported_as_cuda_memory():
+    # A producer that claims CUDA managed memory (never dereferenced): ORT holds it as CUDA memory, exported as kDLCUDA.
+    buf = np.arange(8, dtype=np.float32)
+    t = od.from_dlpack(FakeProducer(buf, device=(13, 1)))
+    assert t.__dlpack_device__() == (2, 1)
+    assert t.data_ptr == buf.ctypes.data
+
+
 # --- onnxruntime sessions with device feeds and outputs -------------------------------------------------------------
 
 

@@ -1,0 +1,75 @@
+"""Stream ordering on CUDA with the producer's work queued on a side stream while the consumer stays on torch's
+default stream (test_cuda_ordering.py has the issue's repro, consumer inside the producer's stream context).
+
+Skipped without torch with CUDA, a CUDA device, or an onnxruntime that carries the CUDA EP. CI has no GPU: these run
+on a lent GPU machine (docs/streams.md says what they check). Run: python -m pytest tests/gpu -q
+"""
+
+from __future__ import annotations
+
+import os
+import sys
+
+import numpy as np
+import pytest
+
+torch = pytest.importorskip("torch")
+if not torch.cuda.is_available():
+    pytest.skip("no CUDA device", allow_module_level=True)
+ort = pytest.importorskip("onnxruntime")
+if "CUDAExecutionProvider" not in ort.get_available_providers():
+    pytest.skip("this onnxruntime has no CUDA execution provider (install onnxruntime-gpu)", allow_module_level=True)
+
+import ortdlpack  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
+from make_models import make_models  # noqa: E402
+
+TRIES = 5
+
+
+@pytest.fixture(scope="module")
+def models(tmp_path_factory):
+    return make_models(str(tmp_path_factory.mktemp("models")), ["add_tiny"])
+
+
+@pytest.fixture(scope="module")
+def cuda_session(models):
+    return ort.InferenceSession(models["add_tiny"], providers=["CUDAExecutionProvider"])
+
+
+def queued_copy(src: torch.Tensor) -> torch.Tensor:
+    """x gets src's values on a side stream, behind a long sleep: still queued when this returns (issue 9, item 1)."""
+    x = torch.zeros_like(src)
+    s = torch.cuda.Stream()
+    with torch.cuda.stream(s):
+        torch.cuda._sleep(100_000_000)
+        x.copy_(src)
+    return x
+
+
+def test_import_then_numpy_is_ordered_after_the_producer():
+    src = torch.arange(100, dtype=torch.float32, device="cuda").reshape(1, 100)
+    for _ in range(TRIES):
+        t = ortdlpack.from_dlpack(queued_copy(src))
+        np.testing.assert_array_equal(t.numpy(), src.cpu().numpy())
+
+
+def test_run_on_a_cuda_session_is_ordered_after_the_producer(cuda_session):
+    src = torch.arange(100, dtype=torch.float32, device="cuda").reshape(1, 100)
+    expected = cuda_session.run(None, {"x": src.cpu().numpy()})[0]
+    for _ in range(TRIES):
+        (y,) = ortdlpack.run(cuda_session, {"x": queued_copy(src)})
+        np.testing.assert_allclose(np.asarray(y.to("cpu")), expected, rtol=1e-6)
+
+
+def test_export_to_a_torch_consumer_on_another_stream():
+    host = np.arange(1 << 20, dtype=np.float32)
+    for _ in range(TRIES):
+        t = ortdlpack.from_dlpack(host).to("cuda:0")  # queued on ortdlpack's CUDA stream
+        s = torch.cuda.Stream()
+        with torch.cuda.stream(s):
+            y = torch.from_dlpack(t)  # torch names s: s waits for ortdlpack's copy
+            total = y.sum()
+        s.synchronize()
+        assert float(total) == float(host.sum(dtype=np.float64))
