@@ -194,14 +194,6 @@ bool plain_cpu(const OrtMemoryInfo* m) {
   return type == OrtMemoryInfoDeviceType_CPU;
 }
 
-// Whether the session can write output `io` into `memory`: host memory always (ORT copies a device output there
-// itself), device memory only where the session produces that output. A CPU kernel handed device memory would
-// write through the device pointer.
-bool session_writes(const IoInfo& io, const OrtMemoryInfo* memory) {
-  if (host_accessible(memory)) return true;
-  return io.memory != nullptr && same_memory(io.memory, memory);
-}
-
 std::string produced_in(const IoInfo& io) {
   return io.memory != nullptr ? describe(io.memory) : std::string("host memory");
 }
@@ -227,6 +219,17 @@ bool common_type(ONNXTensorElementDataType type) {
   }
 }
 
+// The memories (DEFAULT and HOST_ACCESSIBLE) of EP devices.
+std::vector<const OrtMemoryInfo*> memories_of(const std::vector<const OrtEpDevice*>& devices) {
+  std::vector<const OrtMemoryInfo*> out;
+  for (const OrtEpDevice* d : devices) {
+    for (OrtDeviceMemoryType type : {OrtDeviceMemoryType_DEFAULT, OrtDeviceMemoryType_HOST_ACCESSIBLE}) {
+      if (const OrtMemoryInfo* m = ort().EpDevice_MemoryInfo(d, type)) out.push_back(m);
+    }
+  }
+  return out;
+}
+
 }  // namespace
 
 std::string IoInfo::describe() const {
@@ -235,7 +238,8 @@ std::string IoInfo::describe() const {
                                                             : std::string("[any shape]"));
 }
 
-SessionInfo::SessionInfo(const OrtSession* session) {
+SessionInfo::SessionInfo(const OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices)
+    : ep_memory_(memories_of(ep_devices)) {
   if (session == nullptr) throw Error(ErrorKind::kInvalidArgument, "Session: OrtSession is NULL");
   const OrtApi& api = ort();
   size_t n_in = 0, n_out = 0;
@@ -247,7 +251,19 @@ SessionInfo::SessionInfo(const OrtSession* session) {
                       api.SessionGetMemoryInfoForOutputs);
 }
 
-SessionInfo::SessionInfo(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs) {
+SessionInfo::SessionInfo(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
+                         const std::vector<std::string>& providers) {
+  const OrtApi& api = ort();
+  const OrtEpDevice* const* devices = nullptr;
+  size_t count = 0;
+  check(api.GetEpDevices(env(), &devices, &count));
+  std::vector<const OrtEpDevice*> mine;
+  for (size_t i = 0; i < count; ++i) {
+    for (const std::string& p : providers) {
+      if (p == api.EpDevice_EpName(devices[i])) mine.push_back(devices[i]);
+    }
+  }
+  ep_memory_ = memories_of(mine);
   const auto convert = [this](const std::vector<IoDeclaration>& declarations, std::vector<IoInfo>& ios) {
     for (const IoDeclaration& d : declarations) {
       ios.push_back(from_declaration(d));
@@ -259,6 +275,15 @@ SessionInfo::SessionInfo(const std::vector<IoDeclaration>& inputs, const std::ve
   };
   convert(inputs, inputs_);
   convert(outputs, outputs_);
+}
+
+bool SessionInfo::writes(const IoInfo& io, const OrtMemoryInfo* memory) const {
+  if (host_accessible(memory)) return true;
+  if (io.memory != nullptr && same_memory(io.memory, memory)) return true;
+  for (const OrtMemoryInfo* m : ep_memory_) {
+    if (same_memory(m, memory)) return true;
+  }
+  return false;
 }
 
 int SessionInfo::input_index(const std::string& name) const noexcept {
@@ -325,10 +350,11 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
     check_against(tensor, outputs[i], "output destination");
     if (tensor.read_only()) invalid("output destination '" + name + "' is read-only: ORT would write into it");
     const OrtMemoryInfo* memory = tensor.memory_info();
-    if (!session_writes(outputs[i], memory)) {
+    if (!info.writes(outputs[i], memory)) {
       throw Error(ErrorKind::kUnsupported, "run: output destination '" + name + "' is in " + describe(memory) +
                                                ", which the session cannot write: it produces '" + name + "' in " +
-                                               produced_in(outputs[i]) + " (a destination is never copied)");
+                                               produced_in(outputs[i]) + " and has no execution provider on that "
+                                               "device (a destination is never copied)");
     }
     out->destination = &tensor;
     host_only = false;
@@ -344,9 +370,9 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
   for (RunPlan::Output& out : plan.outputs) {
     if (out.destination != nullptr) continue;
     const IoInfo& io = outputs[static_cast<size_t>(out.index)];
-    if (requested != nullptr && !session_writes(io, requested)) {
+    if (requested != nullptr && !info.writes(io, requested)) {
       invalid("output '" + io.name + "' cannot be placed in " + describe(requested) + ": the session produces it in " +
-              produced_in(io) + " and writes it only there or to host memory");
+              produced_in(io) + " and has no execution provider on that device");
     }
     out.memory = requested ? requested : io.memory ? io.memory : cpu;
     host_only = host_only && plain_cpu(out.memory) && io.is_tensor && common_type(io.element_type);

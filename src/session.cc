@@ -29,7 +29,8 @@ OrtAllocator* default_allocator() {
 
 void Session::BindingDeleter::operator()(OrtIoBinding* b) const noexcept { ort().ReleaseIoBinding(b); }
 
-Session::Session(OrtSession* session) : session_(session), info_(session) {}
+Session::Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices)
+    : session_(session), info_(session, ep_devices) {}
 
 Session::~Session() = default;
 

@@ -69,22 +69,32 @@ struct IoDeclaration {
 class SessionInfo {
  public:
   // Queried from ORT. The memory infos are the session's own (the SessionInfo must not outlive the OrtSession).
-  explicit SessionInfo(const OrtSession* session);
+  // `ep_devices`: the EP devices the session was created with (SessionOptionsAppendExecutionProvider_V2), whose
+  // memory the session can write outputs to; ORT's C API cannot tell them from a session.
+  explicit SessionInfo(const OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
   // Converted from declarations. Memory is resolved to an OrtMemoryInfo owned by this SessionInfo: ORT's own for the
   // names ORT knows (CreateMemoryInfo), else the memory of the env's EP device with that name, vendor and memory type.
   // Memory neither knows stays unknown (NULL), as when ORT cannot tell a session's memory: it is treated as host.
-  SessionInfo(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs);
+  // `providers`: the session's execution provider names; the env's EP devices of those EPs are the session's.
+  SessionInfo(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
+              const std::vector<std::string>& providers = {});
 
   const std::vector<IoInfo>& inputs() const noexcept { return inputs_; }
   const std::vector<IoInfo>& outputs() const noexcept { return outputs_; }
   // Index of the input/output with that name, or -1.
   int input_index(const std::string& name) const noexcept;
   int output_index(const std::string& name) const noexcept;
+  // Whether the session can write output `io` into `memory`: host memory always (ORT copies a device output there
+  // itself); device memory where the session produces that output or of an EP device the session was created with
+  // (ORT copies to it with that EP's data transfer). Any other device memory would reach a kernel that cannot write
+  // it (a CPU kernel writing through a device pointer).
+  bool writes(const IoInfo& io, const OrtMemoryInfo* memory) const;
 
  private:
   std::vector<IoInfo> inputs_;
   std::vector<IoInfo> outputs_;
   std::vector<std::shared_ptr<OrtMemoryInfo>> owned_memory_;  // the memory infos made from declarations
+  std::vector<const OrtMemoryInfo*> ep_memory_;  // the memory of the session's EP devices (owned by ORT's env)
 };
 
 struct RunOptions {

@@ -43,7 +43,8 @@ namespace ortdlpack {
 // run() may be called from several threads at once, as OrtSession::Run may.
 class Session {
  public:
-  explicit Session(OrtSession* session);
+  // `ep_devices`: the EP devices the session was created with, if any (see SessionInfo).
+  explicit Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
