@@ -52,12 +52,9 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
     :raises TypeError: a feed that is not a tensor.
     """
     planner = _planner(session)
-    plan = planner.plan(feeds, output_names, outputs, device)
-    arrays = plan.arrays
-    if arrays is not None:
-        # Host-only plan: InferenceSession.run, the cheapest call onnxruntime's Python has. It reads the numpy views
-        # in place and hands its output buffers to numpy, so no byte is copied either way.
-        return plan.results(session.run(plan.output_names, arrays, run_options))
+    plan = planner.run(session, feeds, output_names, outputs, device, run_options)
+    if type(plan) is list:  # a host-only plan, run with session.run
+        return plan
     idle = planner.idle
     binding = idle.pop() if idle else session.io_binding()
     try:

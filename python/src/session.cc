@@ -304,10 +304,24 @@ nb::object plan(nb::handle planner, nb::handle feeds, nb::handle output_names, n
   return result;
 }
 
+nb::object results(const PyPlan& p, nb::handle produced);
+nb::object arrays(const PyPlan& p);
+nb::object output_names_of(const PyPlan& p);
+
+// ortdlpack.run's one call: converts and plans; a host-only plan is run at once with session.run (the cheapest call
+// onnxruntime's Python has: it reads numpy views in place and hands its output buffers to numpy, so no byte is
+// copied either way) and its outputs are returned; any other plan is returned, to be bound to an IOBinding.
+nb::object run_host(nb::handle planner, nb::handle session, nb::handle feeds, nb::handle output_names,
+                    nb::handle outputs, nb::handle device, nb::handle run_options) {
+  nb::object planned = plan(planner, feeds, output_names, outputs, device);
+  const PyPlan& p = nb::cast<const PyPlan&>(planned);
+  if (!p.request.plan.host_only) return planned;
+  return results(p, session.attr("run")(output_names_of(p), arrays(p), run_options));
+}
+
 // The bound tensor of each input as a numpy array (the host-only call's feeds), by input name.
 nb::object arrays(const PyPlan& p) {
   const RunPlan& plan = p.request.plan;
-  if (!plan.host_only) return nb::none();
   nb::dict d;
   const SessionInfo& info = info_of(p);
   for (const RunPlan::Input& in : plan.inputs) {
@@ -439,15 +453,13 @@ void bind_session(nb::module_& m) {
   nb::class_<PyPlanner>(m, "_Planner", "The core's SessionInfo of an onnxruntime.InferenceSession.")
       .def(nb::init<nb::handle>(), nb::arg("session"))
       .def_ro("idle", &PyPlanner::idle)
-      .def("plan", &plan, nb::arg("feeds"), nb::arg("output_names").none(), nb::arg("outputs").none(),
-           nb::arg("device").none(), "Converts run()'s arguments and plans the run (run_plan.h).");
+      .def("run", &run_host, nb::arg("session"), nb::arg("feeds"), nb::arg("output_names").none(),
+           nb::arg("outputs").none(), nb::arg("device").none(), nb::arg("run_options").none(),
+           "Converts run()'s arguments and plans the run (run_plan.h); runs a host-only plan with session.run and "
+           "returns its outputs (a list), else returns the plan (a _Plan) for an IOBinding.");
   nb::class_<PyPlan>(m, "_Plan", "One planned run (ortdlpack::RunPlan) and the tensors it binds.")
-      .def_prop_ro("arrays", &arrays, "The feeds as numpy arrays when the plan is host-only (InferenceSession.run), "
-                                      "else None.")
-      .def_prop_ro("output_names", &output_names_of)
       .def("bind", &bind, nb::arg("binding"))
-      .def("collect", &collect, nb::arg("binding"))
-      .def("results", &results, nb::arg("produced"));
+      .def("collect", &collect, nb::arg("binding"));
 }
 
 }  // namespace ortdlpack::py
