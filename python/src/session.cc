@@ -149,7 +149,6 @@ struct Request {
   std::vector<std::string> names;
   RunOptions options;
   RunPlan plan;
-  nb::list sources;  // the feed objects, in feed order (a numpy feed is handed on as is when it was not copied)
 };
 
 // Imports every (name, producer) pair of a mapping with `import`, into `out`; an import error names the entry.
