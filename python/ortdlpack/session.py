@@ -18,18 +18,24 @@ from ._ortdlpack import _Planner
 
 __all__ = ["run"]
 
-_PLANNERS: weakref.WeakKeyDictionary = weakref.WeakKeyDictionary()
+# id(session) -> (weak reference to the session, its planner); an entry goes with its session. A dict lookup by id
+# costs a fraction of a WeakKeyDictionary lookup, which makes a weak reference on every call.
+_PLANNERS: dict = {}
 
 
 def _planner(session) -> _Planner:
     """The core's metadata of `session`, read once per session."""
+    key = id(session)
+    entry = _PLANNERS.get(key)
+    if entry is not None and entry[0]() is session:
+        return entry[1]
+    planner = _Planner(session)
     try:
-        return _PLANNERS[session]
-    except KeyError:
-        planner = _PLANNERS[session] = _Planner(session)
-        return planner
+        ref = weakref.ref(session, lambda _, key=key: _PLANNERS.pop(key, None))
     except TypeError:  # not weak-referenceable: no cache
-        return _Planner(session)
+        return planner
+    _PLANNERS[key] = (ref, planner)
+    return planner
 
 
 def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, outputs: Mapping | None = None,

@@ -370,3 +370,15 @@ def test_ten_thousand_runs_do_not_grow_rss(add):
             torch.from_dlpack(add({"x": x})[0])
 
     assert_runs_do_not_grow_rss(run_once)
+
+
+def test_ortdlpack_run_keeps_no_session_alive(models):
+    # The per-session metadata and idle IOBindings go with the session.
+    session = cpu_session(models["add_tiny"])
+    dst = np.zeros((1, 100), np.float32)
+    ortdlpack.run(session, {"x": tiny_input()})
+    ortdlpack.run(session, {"x": tiny_input()}, outputs={"y": dst})  # an IOBinding left idle in the cache
+    ref = weakref.ref(session)
+    del session
+    gc.collect()
+    assert ref() is None
