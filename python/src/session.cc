@@ -162,13 +162,11 @@ void for_items(nb::handle mapping, const char* what, std::vector<std::pair<std::
     } catch (const Error& e) {
       throw Error(e.kind(), std::string(what) + " '" + name + "': " + e.what());
     } catch (nb::python_error& e) {
-      // Same exception type, the entry's name in front (e.g. a producer's own error from __dlpack__).
+      // Same exception type, the entry's name in front, the original as its cause (e.g. a producer's own error
+      // from __dlpack__).
       nb::object type = nb::borrow(e.type());
-      const std::string message = std::string(what) + " '" + name + "': " + nb::str(e.value()).c_str();
-      e.restore();
-      PyErr_Clear();
-      PyErr_SetString(type.ptr(), message.c_str());
-      throw nb::python_error();
+      nb::str message(e.value());
+      nb::raise_from(e, type, "%s '%s': %U", what, name.c_str(), message.ptr());
     } catch (const nb::builtin_exception& e) {
       PyErr_SetString(e.type() == nb::exception_type::type_error ? PyExc_TypeError
                       : e.type() == nb::exception_type::buffer_error ? PyExc_BufferError
