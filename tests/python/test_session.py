@@ -122,6 +122,32 @@ def test_feed_is_read_in_place(add, add_ref):
     np.testing.assert_array_equal(buf.numpy(), expected)
 
 
+def _identity_model(elem_type) -> bytes:
+    from onnx import helper
+
+    value = lambda name: helper.make_tensor_value_info(name, elem_type, [2, 3])  # noqa: E731
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "identity", [value("x")], [value("y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 9
+    return model.SerializeToString()
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int64", "uint8", "float16", "bfloat16"])
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_element_types_in_and_out(kind, dtype):
+    # Host-only plans of common types run through session.run on numpy views; bfloat16 (no numpy type) and every
+    # destination go through an IOBinding, bound by address with the ONNX element type.
+    onnx = pytest.importorskip("onnx")
+    runner = Runner(kind, _identity_model(getattr(onnx.TensorProto, dtype.upper())))
+    x = torch.arange(6).reshape(2, 3).to(getattr(torch, dtype))
+    (y,) = runner({"x": x})
+    assert y.dtype == dtype
+    assert torch.equal(torch.from_dlpack(y), x)
+    dst = torch.empty_like(x)
+    (z,) = runner({"x": x}, outputs={"y": dst})
+    assert z.data_ptr == dst.data_ptr() and torch.equal(dst, x)
+
+
 # --- outputs into preallocated buffers, output placement ---------------------------------------------------------
 
 
