@@ -342,7 +342,8 @@ nb::object output_names_of(const PyPlan& p) {
   return std::move(names);
 }
 
-// How onnxruntime's IOBinding names the device of `memory` (its device_type argument).
+// How onnxruntime's IOBinding names the device of `memory` (its device_type argument, which carries no memory type
+// and no vendor but NVIDIA's "cuda"): host-accessible memory is bound as "cpu", where ORT then allocates.
 const char* ort_python_device(const OrtMemoryInfo* memory) {
   if (host_accessible(memory)) return "cpu";
   OrtMemoryInfoDeviceType type = OrtMemoryInfoDeviceType_CPU;
