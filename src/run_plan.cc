@@ -317,7 +317,7 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
     if (fed[i]) invalid("input '" + name + "' is fed twice");
     fed[i] = 1;
     check_against(tensor, inputs[i], "input");
-    plan.inputs.push_back(RunPlan::Input{i, &tensor, Tensor()});
+    plan.inputs.push_back(RunPlan::Input{i, tensor, Tensor()});
   }
   std::string missing;
   for (size_t i = 0; i < inputs.size(); ++i) {
@@ -327,7 +327,7 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
 
   // --- outputs: known, distinct names; destinations only for requested outputs.
   if (output_names.empty()) {
-    for (size_t i = 0; i < outputs.size(); ++i) plan.outputs.push_back(RunPlan::Output{static_cast<int>(i)});
+    for (size_t i = 0; i < outputs.size(); ++i) plan.outputs.push_back(RunPlan::Output{static_cast<int>(i), Tensor(), nullptr});
   } else {
     std::vector<char> requested(outputs.size(), 0);
     for (const std::string& name : output_names) {
@@ -335,7 +335,7 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
       if (i < 0) invalid("unknown output '" + name + "' (the model's outputs are " + names_of(outputs) + ")");
       if (requested[i]) invalid("output '" + name + "' is requested twice");
       requested[i] = 1;
-      plan.outputs.push_back(RunPlan::Output{i});
+      plan.outputs.push_back(RunPlan::Output{i, Tensor(), nullptr});
     }
   }
   for (const auto& [name, tensor] : options.destinations) {
@@ -346,7 +346,7 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
       if (o.index == i) out = &o;
     }
     if (out == nullptr) invalid("destination for output '" + name + "', which is not requested");
-    if (out->destination != nullptr) invalid("output '" + name + "' has two destinations");
+    if (out->destination) invalid("output '" + name + "' has two destinations");
     check_against(tensor, outputs[i], "output destination");
     if (tensor.read_only()) invalid("output destination '" + name + "' is read-only: ORT would write into it");
     const OrtMemoryInfo* memory = tensor.memory_info();
@@ -356,7 +356,7 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
                                                produced_in(outputs[i]) + " and has no execution provider on that "
                                                "device (a destination is never copied)");
     }
-    out->destination = &tensor;
+    out->destination = tensor;
     host_only = false;
   }
 
@@ -368,7 +368,7 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
                                    : options.output_device ? memory_info(*options.output_device)
                                                            : nullptr;
   for (RunPlan::Output& out : plan.outputs) {
-    if (out.destination != nullptr) continue;
+    if (out.destination) continue;
     const IoInfo& io = outputs[static_cast<size_t>(out.index)];
     if (requested != nullptr && !info.writes(io, requested)) {
       invalid("output '" + io.name + "' cannot be placed in " + describe(requested) + ": the session produces it in " +
@@ -383,9 +383,9 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
   // through the env's data transfer; every other feed is bound where it is.
   for (RunPlan::Input& in : plan.inputs) {
     const IoInfo& io = inputs[static_cast<size_t>(in.index)];
-    const OrtMemoryInfo* memory = in.feed->memory_info();
+    const OrtMemoryInfo* memory = in.feed.memory_info();
     if ((io.memory == nullptr || host_accessible(io.memory)) && !host_accessible(memory)) {
-      in.staged = to(*in.feed, cpu);
+      in.staged = to(in.feed, cpu);
       memory = cpu;
     }
     host_only = host_only && plain_cpu(memory) && common_type(io.element_type);

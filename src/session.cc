@@ -81,8 +81,8 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
   bool any_allocated = false;
   for (const RunPlan::Output& out : plan.outputs) {
     const std::string& name = info_.outputs()[static_cast<size_t>(out.index)].name;
-    if (out.destination != nullptr) {
-      check_ctx(api.BindOutput(binding, name.c_str(), out.destination->ort_value()), "binding output", name);
+    if (out.destination) {
+      check_ctx(api.BindOutput(binding, name.c_str(), out.destination.ort_value()), "binding output", name);
     } else {
       any_allocated = true;
       check_ctx(api.BindOutputToDevice(binding, name.c_str(), out.memory), "binding output", name);
@@ -116,11 +116,11 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
                                            std::to_string(plan.outputs.size()) + " bound");
     }
     for (size_t k = 0; k < count; ++k) {
-      if (plan.outputs[k].destination == nullptr) result[k] = Tensor(owned[k].release());
+      if (!plan.outputs[k].destination) result[k] = Tensor(owned[k].release());
     }
   }
   for (size_t k = 0; k < plan.outputs.size(); ++k) {
-    if (plan.outputs[k].destination != nullptr) result[k] = *plan.outputs[k].destination;
+    if (plan.outputs[k].destination) result[k] = plan.outputs[k].destination;
   }
   return result;
 }

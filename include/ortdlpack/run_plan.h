@@ -113,17 +113,18 @@ struct RunOptions {
 
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
-// What one run binds. Holds pointers into the feeds and options it was planned from: use it while they live.
+// What one run binds. It shares the feeds and destinations it was planned from (Tensors are shared owners), so it
+// stays valid whatever happens to the caller's containers.
 struct RunPlan {
   struct Input {
-    int index = -1;               // the model input
-    const Tensor* feed = nullptr;  // the caller's tensor
-    Tensor staged;                // a host copy of `feed` when the session reads this input from the host
-    const Tensor& bound() const noexcept { return staged ? staged : *feed; }
+    int index = -1;  // the model input
+    Tensor feed;     // the caller's tensor
+    Tensor staged;   // a host copy of `feed` when the session reads this input from the host
+    const Tensor& bound() const noexcept { return staged ? staged : feed; }
   };
   struct Output {
-    int index = -1;                      // the model output
-    const Tensor* destination = nullptr;  // the caller's tensor ORT writes into, or NULL
+    int index = -1;                         // the model output
+    Tensor destination;                     // the caller's tensor ORT writes into, or empty
     const OrtMemoryInfo* memory = nullptr;  // where ORT allocates it when there is no destination (never NULL then)
   };
   std::vector<Input> inputs;    // in feed order

@@ -142,8 +142,8 @@ nb::object names_of(const std::vector<IoInfo>& ios) {
   return tuple;
 }
 
-// A request converted from Python: the feeds and destinations as Tensors (held for the run), the output names and
-// where outputs go. Its RunPlan points into it: it is neither copied nor moved once planned.
+// A request converted from Python: the feeds and destinations as Tensors (held for the run), the output names, where
+// outputs go, and (ortdlpack.run) its plan.
 struct Request {
   Feeds feeds;
   std::vector<std::string> names;
@@ -383,14 +383,14 @@ void bind(const PyPlan& p, nb::handle binding) {
   }
   for (const RunPlan::Output& out : p.request.plan.outputs) {
     const char* name = info.outputs()[static_cast<size_t>(out.index)].name.c_str();
-    if (out.destination == nullptr) {
+    if (!out.destination) {
       binding.attr("bind_output")(name, ort_python_device(out.memory), device_id(out.memory));
-    } else if (host_accessible(out.destination->memory_info())) {
-      const Tensor& t = *out.destination;
+    } else if (host_accessible(out.destination.memory_info())) {
+      const Tensor& t = out.destination;
       binding.attr("bind_output")(name, "cpu", 0, static_cast<int>(t.element_type()), shape_of(t),
                                   reinterpret_cast<uintptr_t>(t.data()));
     } else {
-      binding.attr("bind_ortvalue_output")(name, wrap(*out.destination).attr("ortvalue"));
+      binding.attr("bind_ortvalue_output")(name, wrap(out.destination).attr("ortvalue"));
     }
   }
 }
@@ -402,8 +402,8 @@ nb::object results(const PyPlan& p, nb::handle produced) {
   nb::list list;
   size_t k = 0;
   for (const RunPlan::Output& out : plan.outputs) {
-    if (out.destination != nullptr) {
-      list.append(wrap(*out.destination));
+    if (out.destination) {
+      list.append(wrap(out.destination));
     } else {
       list.append(from_dlpack(produced[k], nb::none(), nb::none()));
     }
@@ -416,7 +416,7 @@ nb::object results(const PyPlan& p, nb::handle produced) {
 // <= 1.29 those values do not own their memory, which clearing the binding frees.
 nb::object collect(const PyPlan& p, nb::handle binding) {
   for (const RunPlan::Output& out : p.request.plan.outputs) {
-    if (out.destination == nullptr) return results(p, binding.attr("get_outputs")());
+    if (!out.destination) return results(p, binding.attr("get_outputs")());
   }
   return results(p, nb::none());
 }

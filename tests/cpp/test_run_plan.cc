@@ -103,7 +103,7 @@ TEST_F(RunPlanTest, DeclarationsOfEveryKind) {
 TEST_F(RunPlanTest, HostOnlyIsAPlainHostRun) {
   const SessionInfo info(add_.get());
   Tensor x = host_iota(8);
-  RunPlan plan = plan_run(info, {{"X", x}}, {}, {});
+  RunPlan plan = plan_run(info, {{"X", x}}, {}, {});  // the plan outlives the Feeds it was made from: it shares x
   EXPECT_TRUE(plan.host_only);
   ASSERT_EQ(plan.outputs.size(), 1u);
   EXPECT_TRUE(host_accessible(plan.outputs[0].memory));
