@@ -112,6 +112,7 @@ def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--quick", action="store_true", help="fewer iterations (smoke test)")
     parser.add_argument("--models", default=os.path.join(tempfile.gettempdir(), "ortdlpack-models"))
+    parser.add_argument("--chart", default=None, help=f"PNG to write (default: {CHART}; none with --quick)")
     args = parser.parse_args(argv)
     torch.set_num_threads(1)
     paths = make_models(args.models, ["add_tiny", "big_identity_ish"])
@@ -150,7 +151,24 @@ def main(argv=None) -> int:
             width = len(case) + 3
             row += f" {t * 1e6:>{width}.1f} | {t / results[(case, base)]:>5.2f} |"
         print(row)
+    chart_path = args.chart if args.chart is not None else ("" if args.quick else CHART)
+    if chart_path:
+        print(f"chart: {write_session_chart(chart_path, [c for c, *_ in cases], labels, results)}")
     return 0
+
+
+CHART = os.path.join(ROOT, "docs", "session.png")
+
+
+def write_session_chart(path: str, cases: list, labels: list, results: dict) -> str:
+    """The table as a chart (log time axis: the cases differ by 1000x), machine and versions in the caption."""
+    sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+    from chart import machine, write_chart
+
+    caption = (f"python bench/bench_session.py; {machine()}; onnxruntime {ort.__version__}, torch {torch.__version__}, "
+               f"ortdlpack {ortdlpack.__version__}; median per run, torch in -> ORT -> torch out")
+    return write_chart(path, "One session run from torch and back, per way (CPU)", caption, cases, labels, results,
+                       log_time=True)
 
 
 if __name__ == "__main__":

@@ -1,12 +1,14 @@
 #!/usr/bin/env bash
-# The main job: a zero-copy round trip in C++, then the two-model pipeline demo in Python (copy path vs ortdlpack).
+# The main job: a zero-copy round trip in C++, then the two-model pipeline on an accelerator (the GPU when torch
+# and onnxruntime-gpu see CUDA, else the virtual accelerator plugin EP): the usual path against ortdlpack, with the
+# host<->device bytes and copies each makes.
 set -euo pipefail
 cd "$(dirname "$0")/.."
-./scripts/setup.sh >/dev/null
+echo "== set-up (scripts/setup.sh: installs what is missing, builds; a second run has nothing to do)"
+./scripts/setup.sh
+echo
 echo "== C++: zero-copy round trip through ONNX Runtime"
 ./build/examples/roundtrip
-if [[ -f examples/pipeline_demo.py ]]; then
-  echo
-  echo "== Python: two-model pipeline, .numpy() copies vs ortdlpack"
-  .venv/bin/python examples/pipeline_demo.py
-fi
+echo
+echo "== Python: two-model pipeline on an accelerator, usual path vs ortdlpack (examples/accelerator_pipeline.py)"
+.venv/bin/python examples/accelerator_pipeline.py

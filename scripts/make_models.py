@@ -8,6 +8,8 @@ Models:
   add_tiny.onnx          y = x + b                      x: float32[1,100]
   feature.onnx           conv feature extractor         x: float32[N,3,64,64] -> feat: float32[N,128]
   head.onnx              classifier head                feat: float32[N,128]  -> logits: float32[N,10]
+  step.onnx              the demo's torch step in ONNX  feat: float32[N,128]  -> feat: float32[N,128]
+                         (per-sample normalisation with the unbiased std, then ReLU: runs where torch cannot)
   big_identity_ish.onnx  y = x + 1                      x: float32[16,1024,1024] (64 MiB in, 64 MiB out)
 
 A model is rewritten only when missing or when its bytes would differ, so the directory can serve as a cache.
@@ -105,6 +107,34 @@ def head():
     )
 
 
+def step():
+    """relu((x - mean) / (std + 1e-5)) over dim 1, std unbiased: torch_step of the demos, for devices torch cannot
+    read (the virtual accelerator)."""
+    consts = [
+        numpy_helper.from_array(np.array([1], dtype=np.int64), "axes"),
+        numpy_helper.from_array(np.array(FEATURES - 1, dtype=np.float32), "dof"),
+        numpy_helper.from_array(np.array(1e-5, dtype=np.float32), "eps"),
+    ]
+    nodes = [
+        helper.make_node("ReduceMean", ["feat", "axes"], ["mean"], keepdims=1),
+        helper.make_node("Sub", ["feat", "mean"], ["d"]),
+        helper.make_node("Mul", ["d", "d"], ["d2"]),
+        helper.make_node("ReduceSum", ["d2", "axes"], ["ss"], keepdims=1),
+        helper.make_node("Div", ["ss", "dof"], ["var"]),
+        helper.make_node("Sqrt", ["var"], ["std"]),
+        helper.make_node("Add", ["std", "eps"], ["den"]),
+        helper.make_node("Div", ["d", "den"], ["z"]),
+        helper.make_node("Relu", ["z"], ["out"]),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("feat", TensorProto.FLOAT, ["N", FEATURES])],
+        [helper.make_tensor_value_info("out", TensorProto.FLOAT, ["N", FEATURES])],
+        consts,
+        "step",
+    )
+
+
 def big_identity_ish():
     one = numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one")
     shape = [16, 1024, 1024]
@@ -117,7 +147,7 @@ def big_identity_ish():
     )
 
 
-MODELS = {"add_tiny": add_tiny, "feature": feature, "head": head, "big_identity_ish": big_identity_ish}
+MODELS = {"add_tiny": add_tiny, "feature": feature, "head": head, "step": step, "big_identity_ish": big_identity_ish}
 
 
 def make_models(out_dir: str, names=None) -> dict:

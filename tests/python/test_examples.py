@@ -1,0 +1,65 @@
+"""Every example runs as a user runs it (a subprocess with this interpreter) and ends well; each checks its own
+results (same answers as onnxruntime alone, same pointers) and exits non-zero otherwise."""
+
+from __future__ import annotations
+
+import importlib.util
+import os
+import subprocess
+import sys
+
+import pytest
+
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+EXAMPLES = os.path.join(ROOT, "examples")
+
+
+def run_example(name: str, *args: str, timeout: float = 240) -> str:
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # the ortdlpack under test
+    proc = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=ROOT)
+    assert proc.returncode == 0, f"{name} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def needs(module: str) -> None:
+    if importlib.util.find_spec(module) is None:
+        pytest.skip(f"{module} is not installed")
+
+
+def test_numpy_pipeline():
+    assert "equal to session.run's" in run_example("numpy_pipeline.py")
+
+
+def test_jax_pipeline():
+    needs("jax")
+    out = run_example("jax_pipeline.py")
+    assert "without a copy: True" in out
+
+
+def test_tensorflow_pipeline():
+    needs("tensorflow")
+    out = run_example("tensorflow_pipeline.py")
+    assert "images read in TF's own buffer: True" in out
+
+
+def test_cupy_pipeline():
+    needs("cupy")
+    out = run_example("cupy_pipeline.py")
+    if out.startswith("skipped:"):
+        pytest.skip(out.strip())
+    assert "without a copy: True" in out
+
+
+def test_pipeline_demo():
+    needs("torch")
+    out = run_example("pipeline_demo.py", "--budget", "0.05")
+    assert "results equal" in out
+
+
+def test_accelerator_pipeline():
+    """The main demo: on the virtual accelerator here (on the GPU where torch and the CUDA EP see one)."""
+    needs("torch")
+    out = run_example("accelerator_pipeline.py", "--budget", "0.05")
+    assert "results equal" in out and "same pointer True" in out
+    assert "same pointer False" not in out
