@@ -12,6 +12,7 @@ struct DtypeRow {
   ONNXTensorElementDataType onnx;
   DLDataType dl;
   const char* name;
+  const char* onnx_name;  // as ONNX spells it inside "tensor(...)" (what onnxruntime's Python NodeArg.type reports)
 };
 
 constexpr DLDataType dl(uint8_t code, uint8_t bits) { return DLDataType{code, bits, 1}; }
@@ -20,29 +21,29 @@ constexpr DLDataType dl(uint8_t code, uint8_t bits) { return DLDataType{code, bi
 // Not yet here: uint2/int2/float8e8m0. ORT's C enum numbers them 24/25/26 while ONNX numbers them 25/26/24, and
 // ORT 1.29 mixes the two (a tensor created as C-API UINT2 reports FLOAT8E8M0), so a round trip would change the type.
 constexpr DtypeRow kDtypes[] = {
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, dl(kDLBool, 8), "bool"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, dl(kDLInt, 8), "int8"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, dl(kDLInt, 16), "int16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, dl(kDLInt, 32), "int32"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, dl(kDLInt, 64), "int64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, dl(kDLUInt, 8), "uint8"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, dl(kDLUInt, 16), "uint16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, dl(kDLUInt, 32), "uint32"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, dl(kDLUInt, 64), "uint64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, dl(kDLFloat, 16), "float16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, dl(kDLFloat, 32), "float32"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, dl(kDLFloat, 64), "float64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, dl(kDLBfloat, 16), "bfloat16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64, dl(kDLComplex, 64), "complex64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128, dl(kDLComplex, 128), "complex128"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, dl(kDLFloat8_e4m3fn, 8), "float8_e4m3fn"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, dl(kDLFloat8_e4m3fnuz, 8), "float8_e4m3fnuz"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, dl(kDLFloat8_e5m2, 8), "float8_e5m2"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, dl(kDLFloat8_e5m2fnuz, 8), "float8_e5m2fnuz"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, dl(kDLInt, 4), "int4"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, dl(kDLUInt, 4), "uint4"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, dl(kDLBool, 8), "bool", "bool"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, dl(kDLInt, 8), "int8", "int8"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, dl(kDLInt, 16), "int16", "int16"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, dl(kDLInt, 32), "int32", "int32"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, dl(kDLInt, 64), "int64", "int64"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, dl(kDLUInt, 8), "uint8", "uint8"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, dl(kDLUInt, 16), "uint16", "uint16"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, dl(kDLUInt, 32), "uint32", "uint32"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, dl(kDLUInt, 64), "uint64", "uint64"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, dl(kDLFloat, 16), "float16", "float16"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, dl(kDLFloat, 32), "float32", "float"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, dl(kDLFloat, 64), "float64", "double"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, dl(kDLBfloat, 16), "bfloat16", "bfloat16"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64, dl(kDLComplex, 64), "complex64", "complex64"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128, dl(kDLComplex, 128), "complex128", "complex128"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, dl(kDLFloat8_e4m3fn, 8), "float8_e4m3fn", "float8e4m3fn"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, dl(kDLFloat8_e4m3fnuz, 8), "float8_e4m3fnuz", "float8e4m3fnuz"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, dl(kDLFloat8_e5m2, 8), "float8_e5m2", "float8e5m2"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, dl(kDLFloat8_e5m2fnuz, 8), "float8_e5m2fnuz", "float8e5m2fnuz"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, dl(kDLInt, 4), "int4", "int4"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, dl(kDLUInt, 4), "uint4", "uint4"},
 #if ORT_API_VERSION >= 24  // float4e2m1 came with ORT 1.24 (headers and runtime)
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, dl(kDLFloat4_e2m1fn, 4), "float4_e2m1fn"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, dl(kDLFloat4_e2m1fn, 4), "float4_e2m1fn", "float4e2m1"},
 #endif
 };
 
@@ -97,6 +98,13 @@ ONNXTensorElementDataType dtype_from_name(const char* name) {
     }
   }
   throw Error(ErrorKind::kInvalidArgument, std::string("unknown dtype name '") + (name ? name : "(null)") + "'");
+}
+
+ONNXTensorElementDataType dtype_from_onnx_name(const std::string& name) {
+  for (const DtypeRow& row : kDtypes) {
+    if (name == row.onnx_name) return row.onnx;
+  }
+  return name == "string" ? ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING : ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 }
 
 uint32_t dtype_bits(ONNXTensorElementDataType type) { return to_dlpack_dtype(type).bits; }

@@ -6,6 +6,7 @@
 
 #include <cstddef>
 #include <cstdint>
+#include <string>
 
 namespace ortdlpack {
 
@@ -23,6 +24,10 @@ const char* dtype_name(ONNXTensorElementDataType type);
 
 // The ONNX element type with that numpy-style name; throws Error(kInvalidArgument) for an unknown name.
 ONNXTensorElementDataType dtype_from_name(const char* name);
+
+// The ONNX element type ONNX spells `name` ("float", "double", "float8e4m3fn", "string", ...: the X of
+// "tensor(X)"), or UNDEFINED for a name the table does not hold.
+ONNXTensorElementDataType dtype_from_onnx_name(const std::string& name);
 
 // Bits of one element: 4 for int4/uint4/float4e2m1, which ONNX and DLPack 1.1 both pack two to a byte, first
 // element in the low nibble.

@@ -11,9 +11,10 @@
 // caller-preallocated destinations (RunOptions::destinations), in which case the returned Tensor is that
 // destination: same OrtValue, same data pointer.
 //
-// Everything that can be checked before ORT runs is checked, and reported as Error(kInvalidArgument) naming the
-// input or output: unknown or duplicate names, missing inputs, element type, rank and fixed dimensions against the
-// model, read-only or mis-shaped destinations. Errors from the run itself are Error(kRuntime).
+// Every decision is the run plan's (run_plan.h): everything that can be checked before ORT runs is checked there and
+// reported naming the input or output (unknown or duplicate names, missing inputs, element type, rank and fixed
+// dimensions, read-only, mis-shaped or unwritable destinations, output memory the session cannot produce to).
+// Session binds the plan to an IoBinding and runs it. Errors from the run itself are Error(kRuntime).
 //
 // Lifetimes: the feeds are held by the caller's vector for the whole call; ORT's references to them are dropped
 // before run() returns (so a DLPack producer's deleter runs when the caller drops its last Tensor, not later).
@@ -33,60 +34,17 @@
 #include <utility>
 #include <vector>
 
+#include "ortdlpack/run_plan.h"
 #include "ortdlpack/tensor.h"
 
 namespace ortdlpack {
-
-// One input or output of a session, as the model declares it.
-struct IoInfo {
-  std::string name;
-  bool is_tensor = false;  // false for sequences/maps/optionals, which ortdlpack cannot bind
-  ONNXTensorElementDataType element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-  std::vector<int64_t> shape;           // -1 for a dynamic dimension
-  std::vector<std::string> dim_names;   // the symbolic name of each dynamic dimension ("" when unnamed)
-  bool has_shape = false;               // false when the model gives no rank (any rank accepted)
-  const OrtMemoryInfo* memory = nullptr;  // where the session wants the input / produces the output (may be NULL)
-
-  // "float32[N,3,64,64]": how error messages show the declared type.
-  std::string describe() const;
-};
-
-// The inputs and outputs of a session, queried from ORT once. Immutable after construction, so one SessionInfo can
-// serve concurrent runs.
-class SessionInfo {
- public:
-  explicit SessionInfo(const OrtSession* session);
-
-  const std::vector<IoInfo>& inputs() const noexcept { return inputs_; }
-  const std::vector<IoInfo>& outputs() const noexcept { return outputs_; }
-  // Index of the input/output with that name, or -1.
-  int input_index(const std::string& name) const noexcept;
-  int output_index(const std::string& name) const noexcept;
-
- private:
-  std::vector<IoInfo> inputs_;
-  std::vector<IoInfo> outputs_;
-};
-
-struct RunOptions {
-  // Preallocated outputs, by output name: ORT writes the result into that Tensor's memory, which must match the
-  // model's element type and fixed dimensions and must not be read-only. The Tensor is returned as that output.
-  std::vector<std::pair<std::string, Tensor>> destinations;
-  // Where outputs without a destination are allocated. Neither set: where the session's EP produces them.
-  // At most one of the two may be set.
-  const OrtMemoryInfo* output_memory = nullptr;
-  std::optional<DLDevice> output_device;
-  // Passed through to RunWithBinding (tags, terminate flag, config entries). May be NULL.
-  const OrtRunOptions* run_options = nullptr;
-};
-
-using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
 // An OrtSession (borrowed: it must outlive the Session) with its metadata cached and its IoBindings reused.
 // run() may be called from several threads at once, as OrtSession::Run may.
 class Session {
  public:
-  explicit Session(OrtSession* session);
+  // `ep_devices`: the EP devices the session was created with, if any (see SessionInfo).
+  explicit Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;

@@ -91,6 +91,28 @@ class Session:
         device: DeviceLike | None = None,
     ) -> list[Tensor]: ...
 
+class _Plan:
+    """One planned run (ortdlpack::RunPlan) and the tensors it binds."""
+
+    def bind(self, binding: onnxruntime.IOBinding) -> None: ...
+    def collect(self, binding: onnxruntime.IOBinding) -> list[Tensor]: ...
+
+class _Planner:
+    """The core's SessionInfo of an onnxruntime.InferenceSession."""
+
+    def __init__(self, session: onnxruntime.InferenceSession) -> None: ...
+    @property
+    def idle(self) -> list[onnxruntime.IOBinding]: ...
+    def run(
+        self,
+        session: onnxruntime.InferenceSession,
+        feeds: Mapping[str, _DLPackProducer | onnxruntime.OrtValue | Tensor],
+        output_names: Sequence[str] | None,
+        outputs: Mapping[str, _DLPackProducer | onnxruntime.OrtValue | Tensor] | None,
+        device: DeviceLike | None,
+        run_options: onnxruntime.RunOptions | None,
+    ) -> list[Tensor] | _Plan: ...
+
 def from_dlpack(
     x: _DLPackProducer | CapsuleType | onnxruntime.OrtValue | Tensor,
     /,

@@ -6,7 +6,9 @@
 #include <utility>
 #include <vector>
 
+#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "common.h"
 
@@ -20,9 +22,9 @@ using OptionsPtr = std::unique_ptr<OrtSessionOptions, OptionsDeleter>;
 
 // The Python object: owns the OrtSession, which ortdlpack::Session borrows (so it is destroyed first).
 struct PySession {
-  explicit PySession(OrtSession* s) : session(s) {
+  PySession(OrtSession* s, const std::vector<const OrtEpDevice*>& ep_devices) : session(s) {
     try {
-      core = std::make_unique<Session>(s);
+      core = std::make_unique<Session>(s, ep_devices);
     } catch (...) {
       ort().ReleaseSession(s);
       throw;
@@ -55,10 +57,11 @@ std::vector<std::pair<std::string, std::string>> string_pairs(nb::handle dict, c
   return pairs;
 }
 
-// Appends the EP named `ep` with `ep_options`; the core picks its EP devices (ep_library.h).
-void append_ep(OrtSessionOptions* options, const std::string& ep, nb::handle ep_options) {
+// Appends the EP named `ep` with `ep_options`; the core picks its EP devices (ep_library.h: names users know, EP
+// libraries shipped with ORT registered when needed, "device_id"). Returns them.
+std::vector<const OrtEpDevice*> append_ep(OrtSessionOptions* options, const std::string& ep, nb::handle ep_options) {
   const auto options_pairs = string_pairs(ep_options, "ep_options");
-  const std::vector<const OrtEpDevice*> devices = select_ep_devices(ep, options_pairs);
+  std::vector<const OrtEpDevice*> devices = select_ep_devices(ep, options_pairs);
   std::vector<const char*> key_ptrs, value_ptrs;
   for (const auto& [k, v] : options_pairs) {
     key_ptrs.push_back(k.c_str());
@@ -66,11 +69,13 @@ void append_ep(OrtSessionOptions* options, const std::string& ep, nb::handle ep_
   }
   check(ort().SessionOptionsAppendExecutionProvider_V2(options, env(), devices.data(), devices.size(),
                                                         key_ptrs.data(), value_ptrs.data(), key_ptrs.size()));
+  return devices;
 }
 
-// Creates the OrtSession from a path (str / os.PathLike) or the model's bytes (any bytes-like object).
+// Creates the OrtSession from a path (str / os.PathLike) or the model's bytes (any bytes-like object); `ep_devices`
+// receives the EP devices it was created with.
 OrtSession* create_session(nb::handle model, nb::handle intra, nb::handle inter, nb::handle ep, nb::handle ep_options,
-                           nb::handle config) {
+                           nb::handle config, std::vector<const OrtEpDevice*>& ep_devices) {
   const OrtApi& api = ort();
   OrtSessionOptions* raw = nullptr;
   check(api.CreateSessionOptions(&raw));
@@ -81,7 +86,7 @@ OrtSession* create_session(nb::handle model, nb::handle intra, nb::handle inter,
     check(api.AddSessionConfigEntry(options.get(), k.c_str(), v.c_str()));
   }
   if (!ep.is_none()) {
-    append_ep(options.get(), str_of(ep, "ep"), ep_options);
+    ep_devices = append_ep(options.get(), str_of(ep, "ep"), ep_options);
   } else if (!ep_options.is_none()) {
     throw nb::value_error("Session: ep_options needs ep");
   }
@@ -123,11 +128,41 @@ nb::object names_of(const std::vector<IoInfo>& ios) {
   return tuple;
 }
 
-// Imports every (name, producer) pair of a mapping with `import`, into `out`.
+// A request converted from Python: the feeds and destinations as Tensors (held for the run), the output names, where
+// outputs go, and (ortdlpack.run) its plan.
+struct Request {
+  Feeds feeds;
+  std::vector<std::string> names;
+  RunOptions options;
+  RunPlan plan;
+};
+
+// Imports every (name, producer) pair of a mapping with `import`, into `out`; an import error names the entry.
 template <class Import>
 void for_items(nb::handle mapping, const char* what, std::vector<std::pair<std::string, Tensor>>& out, Import import) {
+  const auto add = [&](nb::handle k, nb::handle v) {
+    std::string name = str_of(k, what);
+    out.emplace_back(name, Tensor());
+    try {
+      out.back().second = import(v);
+    } catch (const Error& e) {
+      throw Error(e.kind(), std::string(what) + " '" + name + "': " + e.what());
+    } catch (nb::python_error& e) {
+      // Same exception type, the entry's name in front, the original as its cause (e.g. a producer's own error
+      // from __dlpack__).
+      nb::object type = nb::borrow(e.type());
+      nb::str message(e.value());
+      nb::raise_from(e, type, "%s '%s': %U", what, name.c_str(), message.ptr());
+    } catch (const nb::builtin_exception& e) {
+      PyErr_SetString(e.type() == nb::exception_type::type_error ? PyExc_TypeError
+                      : e.type() == nb::exception_type::buffer_error ? PyExc_BufferError
+                                                                       : PyExc_ValueError,
+                      (std::string(what) + " '" + name + "': " + e.what()).c_str());
+      throw nb::python_error();
+    }
+  };
   if (PyDict_Check(mapping.ptr())) {
-    for (auto [k, v] : nb::borrow<nb::dict>(mapping)) out.emplace_back(str_of(k, what), import(v));
+    for (auto [k, v] : nb::borrow<nb::dict>(mapping)) add(k, v);
     return;
   }
   if (!PyMapping_Check(mapping.ptr()) || !PyObject_HasAttrString(mapping.ptr(), "items")) {
@@ -136,44 +171,243 @@ void for_items(nb::handle mapping, const char* what, std::vector<std::pair<std::
   }
   nb::object items = nb::steal(PyMapping_Items(mapping.ptr()));
   if (!items.is_valid()) throw nb::python_error();
-  for (nb::handle item : items) {
-    out.emplace_back(str_of(item[0], what), import(item[1]));
-  }
+  for (nb::handle item : items) add(item[0], item[1]);
 }
 
-nb::object run(PySession& self, nb::handle feeds, nb::handle output_names, nb::handle outputs, nb::handle device) {
-  Feeds inputs;
-  for_items(feeds, "feed", inputs, [](nb::handle x) { return tensor_of(from_dlpack(x, nb::none(), nb::none())).tensor; });
-
-  std::vector<std::string> names;
+// Converts run()'s arguments (feeds, output_names, outputs=, device=) into `r`, the same way for ortdlpack.run and
+// ortdlpack.Session.run.
+void convert(Request& r, nb::handle feeds, nb::handle output_names, nb::handle outputs, nb::handle device) {
+  for_items(feeds, "input", r.feeds, [](nb::handle x) { return tensor_of(from_dlpack(x, nb::none(), nb::none())).tensor; });
   if (!output_names.is_none()) {
     if (PyUnicode_Check(output_names.ptr())) throw nb::type_error("output_names must be a sequence of str, not str");
-    for (nb::handle n : output_names) names.push_back(str_of(n, "an output name"));
+    for (nb::handle n : output_names) r.names.push_back(str_of(n, "an output name"));
   }
-
-  RunOptions options;
   if (!outputs.is_none()) {
-    // Destinations are written in place: never a copy (BufferError), and a read-only one is the core's ValueError.
-    for_items(outputs, "output", options.destinations,
+    // Destinations are written in place: never a copy (BufferError).
+    for_items(outputs, "output destination", r.options.destinations,
               [](nb::handle x) { return tensor_of(from_dlpack(x, nb::none(), nb::borrow(Py_False))).tensor; });
   }
   if (!device.is_none()) {
     const Device d = to_device(device);
     if (d.memory != nullptr) {
-      options.output_memory = d.memory;  // an EP device's own memory: exactly that
+      r.options.output_memory = d.memory;  // an EP device's own memory: exactly that
     } else {
-      options.output_device = d.dl;
+      r.options.output_device = d.dl;
     }
   }
+}
 
+nb::object run(PySession& self, nb::handle feeds, nb::handle output_names, nb::handle outputs, nb::handle device) {
+  Request r;
+  convert(r, feeds, output_names, outputs, device);
   std::vector<Tensor> results;
   {
     nb::gil_scoped_release release;
-    results = self.core->run(inputs, names, options);
+    results = self.core->run(r.feeds, r.names, r.options);
   }
   nb::list list;
   for (Tensor& t : results) list.append(wrap(std::move(t)));
   return std::move(list);
+}
+
+// --- ortdlpack.run: the plan of a run of an onnxruntime.InferenceSession --------------------------------------
+
+// The declarations of an InferenceSession's inputs or outputs (NodeArg: name, type, shape; OrtMemoryInfo fields).
+std::vector<IoDeclaration> declarations(nb::handle args, nb::handle memories) {
+  std::vector<IoDeclaration> out;
+  size_t i = 0;
+  for (nb::handle arg : args) {
+    IoDeclaration d;
+    d.name = nb::cast<std::string>(arg.attr("name"));
+    d.type = nb::cast<std::string>(arg.attr("type"));
+    nb::object shape = arg.attr("shape");
+    if (PyList_Check(shape.ptr()) || PyTuple_Check(shape.ptr())) {
+      d.shape.emplace();
+      for (nb::handle dim : shape) {
+        const bool fixed = PyLong_Check(dim.ptr());
+        d.shape->push_back(fixed ? nb::cast<int64_t>(dim) : -1);
+        d.dim_names.push_back(!fixed && PyUnicode_Check(dim.ptr()) ? nb::cast<std::string>(dim) : "");
+      }
+    }
+    if (!memories.is_none()) {
+      nb::handle m = memories[i];
+      IoDeclaration::Memory mem;
+      mem.name = nb::cast<std::string>(m.attr("name"));
+      mem.device_id = nb::cast<int>(m.attr("device_id"));
+      mem.mem_type = static_cast<OrtMemType>(nb::cast<int>(nb::int_(m.attr("mem_type"))));
+      mem.allocator_type = static_cast<OrtAllocatorType>(nb::cast<int>(nb::int_(m.attr("allocator_type"))));
+      if (nb::hasattr(m, "device_mem_type")) {
+        mem.device_mem_type = static_cast<OrtDeviceMemoryType>(nb::cast<int>(nb::int_(m.attr("device_mem_type"))));
+      }
+      if (nb::hasattr(m, "device_vendor_id")) mem.vendor_id = nb::cast<uint32_t>(m.attr("device_vendor_id"));
+      d.memory = std::move(mem);
+    }
+    out.push_back(std::move(d));
+    ++i;
+  }
+  return out;
+}
+
+// session.get_input_memory_infos() / get_output_memory_infos(), or None where this onnxruntime has none.
+nb::object memory_infos(nb::handle session, const char* method) {
+  if (!nb::hasattr(session, method)) return nb::none();
+  try {
+    return session.attr(method)();
+  } catch (nb::python_error&) {  // a session that cannot tell: unknown memory, treated as host
+    return nb::none();
+  }
+}
+
+// The SessionInfo of an InferenceSession, with the idle IOBindings of its runs.
+struct PyPlanner {
+  explicit PyPlanner(nb::handle session)
+      : info(declarations(session.attr("get_inputs")(), memory_infos(session, "get_input_memory_infos")),
+             declarations(session.attr("get_outputs")(), memory_infos(session, "get_output_memory_infos")),
+             nb::cast<std::vector<std::string>>(session.attr("get_providers")())) {
+    for (const IoInfo& io : info.outputs()) all_outputs.append(nb::str(io.name.c_str()));
+  }
+  SessionInfo info;
+  nb::list all_outputs;
+  nb::list idle;  // IOBindings, cleared; list.pop/append are atomic under the GIL
+};
+
+struct PyPlan {
+  nb::object planner;  // keeps the SessionInfo the plan points into
+  Request request;
+};
+
+const SessionInfo& info_of(const PyPlan& p) { return nb::cast<PyPlanner&>(p.planner).info; }
+
+nb::object plan(nb::handle planner, nb::handle feeds, nb::handle output_names, nb::handle outputs, nb::handle device) {
+  auto* p = new PyPlan{nb::borrow(planner), Request{}};
+  nb::object result = nb::cast(p, nb::rv_policy::take_ownership);
+  Request& r = p->request;
+  convert(r, feeds, output_names, outputs, device);
+  r.plan = plan_run(info_of(*p), r.feeds, r.names, r.options);
+  return result;
+}
+
+nb::object results(const PyPlan& p, nb::handle produced);
+nb::object arrays(const PyPlan& p);
+nb::object output_names_of(const PyPlan& p);
+
+// ortdlpack.run's one call: converts and plans; a host-only plan is run at once with session.run (the cheapest call
+// onnxruntime's Python has: it reads numpy views in place and hands its output buffers to numpy, so no byte is
+// copied either way) and its outputs are returned; any other plan is returned, to be bound to an IOBinding.
+nb::object run_host(nb::handle planner, nb::handle session, nb::handle feeds, nb::handle output_names,
+                    nb::handle outputs, nb::handle device, nb::handle run_options) {
+  nb::object planned = plan(planner, feeds, output_names, outputs, device);
+  const PyPlan& p = nb::cast<const PyPlan&>(planned);
+  if (!p.request.plan.host_only) return planned;
+  return results(p, session.attr("run")(output_names_of(p), arrays(p), run_options));
+}
+
+// The bound tensor of each input as a numpy array (the host-only call's feeds), by input name.
+nb::object arrays(const PyPlan& p) {
+  const RunPlan& plan = p.request.plan;
+  nb::dict d;
+  const SessionInfo& info = info_of(p);
+  for (const RunPlan::Input& in : plan.inputs) {
+    const Tensor& t = in.bound();
+    const DLDataType dt = to_dlpack_dtype(t.element_type());
+    const std::vector<int64_t> shape64 = t.shape();
+    const std::vector<size_t> shape(shape64.begin(), shape64.end());
+    nb::capsule owner(new Tensor(t), [](void* q) noexcept { delete static_cast<Tensor*>(q); });
+    d[info.inputs()[static_cast<size_t>(in.index)].name.c_str()] = nb::cast(
+        nb::ndarray<nb::numpy>(t.data(), shape.size(), shape.data(), owner, nullptr,
+                               nb::dlpack::dtype{dt.code, dt.bits, dt.lanes}));
+  }
+  return std::move(d);
+}
+
+nb::object output_names_of(const PyPlan& p) {
+  const PyPlanner& planner = nb::cast<PyPlanner&>(p.planner);
+  if (p.request.names.empty()) return planner.all_outputs;
+  nb::list names;
+  for (const std::string& n : p.request.names) names.append(nb::str(n.c_str()));
+  return std::move(names);
+}
+
+// How onnxruntime's IOBinding names the device of `memory` (its device_type argument, which carries no memory type
+// and no vendor but NVIDIA's "cuda"): host-accessible memory is bound as "cpu", where ORT then allocates.
+const char* ort_python_device(const OrtMemoryInfo* memory) {
+  if (host_accessible(memory)) return "cpu";
+  OrtMemoryInfoDeviceType type = OrtMemoryInfoDeviceType_CPU;
+  ort().MemoryInfoGetDeviceType(memory, &type);
+  if (type == OrtMemoryInfoDeviceType_GPU) return ort().MemoryInfoGetVendorId(memory) == kVendorNvidia ? "cuda" : "gpu";
+  return type == OrtMemoryInfoDeviceType_NPU ? "npu" : "cpu";
+}
+
+int device_id(const OrtMemoryInfo* memory) {
+  int id = 0;
+  check(ort().MemoryInfoGetId(memory, &id));
+  return host_accessible(memory) ? 0 : id;
+}
+
+nb::object shape_of(const Tensor& t) {
+  const std::vector<int64_t> shape = t.shape();
+  nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
+  for (size_t i = 0; i < shape.size(); ++i) {
+    PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
+  }
+  return tuple;
+}
+
+// Binds the plan to an onnxruntime.IOBinding: host tensors by address (the cheapest binding onnxruntime's Python
+// has), others as OrtValues over their memory; outputs without a destination to the planned device.
+void bind(const PyPlan& p, nb::handle binding) {
+  const SessionInfo& info = info_of(p);
+  for (const RunPlan::Input& in : p.request.plan.inputs) {
+    const Tensor& t = in.bound();
+    const char* name = info.inputs()[static_cast<size_t>(in.index)].name.c_str();
+    if (host_accessible(t.memory_info())) {
+      binding.attr("bind_input")(name, "cpu", 0, static_cast<int>(t.element_type()), shape_of(t),
+                                 reinterpret_cast<uintptr_t>(t.data()));
+    } else {
+      binding.attr("bind_ortvalue_input")(name, wrap(t).attr("ortvalue"));
+    }
+  }
+  for (const RunPlan::Output& out : p.request.plan.outputs) {
+    const char* name = info.outputs()[static_cast<size_t>(out.index)].name.c_str();
+    if (!out.destination) {
+      binding.attr("bind_output")(name, ort_python_device(out.memory), device_id(out.memory));
+    } else if (host_accessible(out.destination.memory_info())) {
+      const Tensor& t = out.destination;
+      binding.attr("bind_output")(name, "cpu", 0, static_cast<int>(t.element_type()), shape_of(t),
+                                  reinterpret_cast<uintptr_t>(t.data()));
+    } else {
+      binding.attr("bind_ortvalue_output")(name, wrap(out.destination).attr("ortvalue"));
+    }
+  }
+  // Last: the run follows at once (docs/streams.md).
+  nb::gil_scoped_release release;
+  order_before_run(p.request.plan);
+}
+
+// The outputs as Tensors: the destinations themselves, the others imported from `produced` (what session.run or
+// IOBinding.get_outputs() returned, in plan order) without a copy.
+nb::object results(const PyPlan& p, nb::handle produced) {
+  const RunPlan& plan = p.request.plan;
+  nb::list list;
+  size_t k = 0;
+  for (const RunPlan::Output& out : plan.outputs) {
+    if (out.destination) {
+      list.append(wrap(out.destination));
+    } else {
+      list.append(from_dlpack(produced[k], nb::none(), nb::none()));
+    }
+    ++k;
+  }
+  return std::move(list);
+}
+
+// IOBinding.get_outputs() when any output was allocated by ORT (None otherwise), converted at once: in onnxruntime
+// <= 1.29 those values do not own their memory, which clearing the binding frees.
+nb::object collect(const PyPlan& p, nb::handle binding) {
+  for (const RunPlan::Output& out : p.request.plan.outputs) {
+    if (!out.destination) return results(p, binding.attr("get_outputs")());
+  }
+  return results(p, nb::none());
 }
 
 }  // namespace
@@ -185,7 +419,9 @@ void bind_session(nb::module_& m) {
       .def("__init__",
            [](PySession* self, nb::handle model, nb::handle intra, nb::handle inter, nb::handle ep,
               nb::handle ep_options, nb::handle config) {
-             new (self) PySession(create_session(model, intra, inter, ep, ep_options, config));
+             std::vector<const OrtEpDevice*> ep_devices;
+             OrtSession* session = create_session(model, intra, inter, ep, ep_options, config, ep_devices);
+             new (self) PySession(session, ep_devices);
            },
            nb::arg("model"), nb::kw_only(), nb::arg("intra_op_num_threads") = nb::none(),
            nb::arg("inter_op_num_threads") = nb::none(), nb::arg("ep") = nb::none(),
@@ -199,6 +435,18 @@ void bind_session(nb::module_& m) {
            nb::arg("outputs") = nb::none(), nb::arg("device") = nb::none(),
            "Runs on feeds {name: DLPack producer} and returns the outputs named in output_names (None: all) as "
            "Tensors. outputs: {name: preallocated destination} written in place. device: where other outputs go.");
+
+  // ortdlpack.run (python/ortdlpack/session.py): the core's plan of a run of an onnxruntime.InferenceSession.
+  nb::class_<PyPlanner>(m, "_Planner", "The core's SessionInfo of an onnxruntime.InferenceSession.")
+      .def(nb::init<nb::handle>(), nb::arg("session"))
+      .def_ro("idle", &PyPlanner::idle)
+      .def("run", &run_host, nb::arg("session"), nb::arg("feeds"), nb::arg("output_names").none(),
+           nb::arg("outputs").none(), nb::arg("device").none(), nb::arg("run_options").none(),
+           "Converts run()'s arguments and plans the run (run_plan.h); runs a host-only plan with session.run and "
+           "returns its outputs (a list), else returns the plan (a _Plan) for an IOBinding.");
+  nb::class_<PyPlan>(m, "_Plan", "One planned run (ortdlpack::RunPlan) and the tensors it binds.")
+      .def("bind", &bind, nb::arg("binding"))
+      .def("collect", &collect, nb::arg("binding"));
 }
 
 }  // namespace ortdlpack::py

@@ -1,178 +1,253 @@
-"""ortdlpack.run: a plain onnxruntime.InferenceSession on DLPack tensors, without copies."""
+"""Both session runners, one suite: ortdlpack.run on a plain onnxruntime.InferenceSession and ortdlpack.Session.run
+(a session created and run by the C++ core). Both carry out the core's run plan (include/ortdlpack/run_plan.h), so
+every behaviour and every message is the same on both paths."""
 
 from __future__ import annotations
 
 import gc
+import pathlib
+import weakref
 
 import numpy as np
 import onnxruntime as ort
 import pytest
 
 import ortdlpack
-from conftest import assert_runs_do_not_grow_rss, cpu_session, data_ptr, tiny_input
-from conftest import jnp, tf, torch  # optional: tests using one skip without it
+from conftest import EP_NAME, assert_runs_do_not_grow_rss, cpu_session, data_ptr, tiny_input
 
-# ortdlpack.run is ortdlpack.session.run (exported by the package's __init__).
-from ortdlpack.session import run  # noqa: E402
+torch = pytest.importorskip("torch")
+
+RUNNERS = ["ortdlpack.run", "Session.run"]
+
+
+class Runner:
+    """One model behind one of the two runners, called as runner(feeds, output_names=None, outputs=, device=)."""
+
+    def __init__(self, kind: str, path):
+        self.kind = kind
+        if kind == "ortdlpack.run":
+            self.session = cpu_session(path)
+            self._run = lambda *args, **kw: ortdlpack.run(self.session, *args, **kw)
+        else:
+            self.session = ortdlpack.Session(path, intra_op_num_threads=1)
+            self._run = self.session.run
+
+    def __call__(self, feeds, output_names=None, **kw):
+        return self._run(feeds, output_names, **kw)
+
+
+@pytest.fixture(scope="module", params=RUNNERS)
+def make(request, models):
+    """make(model_name) -> a Runner of that model (one per model and runner in the module)."""
+    cache = {}
+
+    def get(name):
+        if name not in cache:
+            cache[name] = Runner(request.param, models[name])
+        return cache[name]
+
+    return get
 
 
 @pytest.fixture(scope="module")
-def add(models):
+def add(make):
+    return make("add_tiny")
+
+
+@pytest.fixture(scope="module")
+def add_ref(models):
     return cpu_session(models["add_tiny"])
 
 
-@pytest.fixture(scope="module")
-def feature(models):
-    return cpu_session(models["feature"])
-
-
-@pytest.fixture(scope="module")
-def head(models):
-    return cpu_session(models["head"])
-
-
-def _expected(add, x):
-    return add.run(None, {"x": np.asarray(x)})[0]
+def _expected(add_ref, x):
+    return add_ref.run(None, {"x": np.asarray(x)})[0]
 
 
 # --- feeds from every framework ----------------------------------------------------------------------------------
 
 
-def test_numpy_feed(add):
+def test_numpy_feed(add, add_ref):
     x = tiny_input()
-    (y,) = run(add, {"x": x})
+    (y,) = add({"x": x})
     assert isinstance(y, ortdlpack.Tensor)
     assert y.shape == (1, 100) and y.dtype == "float32"
-    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, x))
+    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, x))
 
 
-def test_torch_feed_and_consumers_share_memory(add):
+def test_torch_feed_and_consumers_share_the_output(add, add_ref):
     x = torch.from_numpy(tiny_input())
-    (y,) = run(add, {"x": x})
+    (y,) = add({"x": x}, ["y"])
     a = np.from_dlpack(y)
     t = torch.from_dlpack(y)
-    assert a.ctypes.data == t.data_ptr()  # both views of ORT's output buffer: no copy on the way out
-    np.testing.assert_array_equal(t.numpy(), _expected(add, x))
+    assert a.ctypes.data == t.data_ptr() == y.data_ptr  # views of ORT's output buffer: no copy on the way out
+    np.testing.assert_array_equal(t.numpy(), _expected(add_ref, x))
 
 
-def test_jax_feed(add):
+def test_jax_feed(add, add_ref):
+    jnp = pytest.importorskip("jax.numpy")
     x = jnp.asarray(tiny_input())
-    (y,) = run(add, {"x": x})
-    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, np.asarray(x)))
+    (y,) = add({"x": x})
+    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, np.asarray(x)))
 
 
-def test_tensorflow_feed(add):
+def test_tensorflow_feed(add, add_ref):
+    tf = pytest.importorskip("tensorflow")
     x = tf.constant(tiny_input())
-    (y,) = run(add, {"x": x})
-    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, x.numpy()))
+    (y,) = add({"x": x})
+    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, x.numpy()))
 
 
 def test_ortvalue_and_tensor_feeds(add):
     x = tiny_input()
-    (y1,) = run(add, {"x": ort.OrtValue.ortvalue_from_numpy(x)})
-    (y2,) = run(add, {"x": ortdlpack.from_dlpack(x)})
+    (y1,) = add({"x": ort.OrtValue.ortvalue_from_numpy(x)})
+    (y2,) = add({"x": ortdlpack.from_dlpack(x)})
     np.testing.assert_array_equal(np.from_dlpack(y1), np.from_dlpack(y2))
 
 
-def test_noncontiguous_feed_is_accepted(add):
+def test_outputs_own_their_memory_after_an_ortvalue_feed(add, add_ref):
+    # An OrtValue feed takes the IOBinding path. In onnxruntime <= 1.29 the values get_outputs() returns are freed
+    # with the binding: the returned Tensors must hold ORT's outputs themselves (later runs reuse freed buffers).
+    xs = [tiny_input() * k for k in range(1, 6)]
+    ys = [add({"x": ort.OrtValue.ortvalue_from_numpy(x)})[0] for x in xs]
+    for x, y in zip(xs, ys):
+        np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, x))
+
+
+def test_noncontiguous_feed_is_accepted(add, add_ref):
     base = torch.from_numpy(np.ascontiguousarray(np.tile(tiny_input(), (2, 1)).T))  # (100, 2)
     x = base.T[:1]  # (1, 100), strided view
     assert not x.is_contiguous()
-    (y,) = run(add, {"x": x})
-    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, x.contiguous()))
+    (y,) = add({"x": x})
+    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, x.contiguous()))
 
 
-# --- outputs into preallocated buffers ---------------------------------------------------------------------------
+def test_feed_is_read_in_place(add, add_ref):
+    # The feed is also the output's destination: ORT reads x from the caller's buffer and writes y into it (the
+    # destination is that buffer: same data pointer), and the elementwise Add gives x + b there.
+    buf = torch.from_numpy(tiny_input().copy())
+    expected = _expected(add_ref, buf.numpy().copy())
+    (y,) = add({"x": buf}, outputs={"y": buf})
+    assert y.data_ptr == buf.data_ptr()
+    np.testing.assert_array_equal(buf.numpy(), expected)
 
 
-def test_output_into_preallocated_torch(add):
-    x = torch.from_numpy(tiny_input())
-    dst = torch.full((1, 100), -1.0)
-    (y,) = run(add, {"x": x}, outputs={"y": dst})
-    assert data_ptr(y) == dst.data_ptr()
-    np.testing.assert_array_equal(dst.numpy(), _expected(add, x))
+def _identity_model(elem_type) -> bytes:
+    from onnx import helper
+
+    value = lambda name: helper.make_tensor_value_info(name, elem_type, [2, 3])  # noqa: E731
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "identity", [value("x")], [value("y")])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 9
+    return model.SerializeToString()
 
 
-def test_output_into_preallocated_numpy(add):
-    dst = np.zeros((1, 100), np.float32)
-    (y,) = run(add, {"x": tiny_input()}, outputs={"y": dst})
-    assert data_ptr(y) == dst.ctypes.data
-    np.testing.assert_array_equal(dst, _expected(add, tiny_input()))
+@pytest.mark.parametrize("dtype", ["bool", "int64", "uint8", "float16", "bfloat16"])
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_element_types_in_and_out(kind, dtype):
+    # Host-only plans of common types run through session.run on numpy views; bfloat16 (no numpy type) and every
+    # destination go through an IOBinding, bound by address with the ONNX element type.
+    onnx = pytest.importorskip("onnx")
+    runner = Runner(kind, _identity_model(getattr(onnx.TensorProto, dtype.upper())))
+    x = torch.arange(6).reshape(2, 3).to(getattr(torch, dtype))
+    (y,) = runner({"x": x})
+    assert y.dtype == dtype
+    assert torch.equal(torch.from_dlpack(y), x)
+    dst = torch.empty_like(x)
+    (z,) = runner({"x": x}, outputs={"y": dst})
+    assert z.data_ptr == dst.data_ptr() and torch.equal(dst, x)
 
 
-def test_device_cpu(add):
-    (y,) = run(add, {"x": tiny_input()}, device="cpu")
+# --- outputs into preallocated buffers, output placement ---------------------------------------------------------
+
+
+@pytest.mark.parametrize("framework", ["numpy", "torch"])
+def test_outputs_into_preallocated_destinations(add, add_ref, framework):
+    dst = np.full((1, 100), -1, np.float32) if framework == "numpy" else torch.full((1, 100), -1.0)
+    ptr = dst.ctypes.data if framework == "numpy" else dst.data_ptr()
+    (y,) = add({"x": tiny_input()}, outputs={"y": dst})
+    assert y.data_ptr == data_ptr(y) == ptr
+    np.testing.assert_array_equal(np.asarray(dst), _expected(add_ref, tiny_input()))
+
+
+def test_device_cpu(add, add_ref):
+    (y,) = add({"x": tiny_input()}, device="cpu")
     assert y.__dlpack_device__() == (1, 0)
-    (y,) = run(add, {"x": tiny_input()}, ["y"], device=(1, 0))
-    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, tiny_input()))
+    (y,) = add({"x": tiny_input()}, ["y"], device=(1, 0))
+    assert y.__dlpack_device__() == (1, 0)
+    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, tiny_input()))
 
 
-def test_two_model_pipeline_without_copies(feature, head):
+def test_two_model_pipeline_without_copies(make, models):
+    feature, head = make("feature"), make("head")
+    feature_ref, head_ref = cpu_session(models["feature"]), cpu_session(models["head"])
     x = torch.rand(4, 3, 64, 64, generator=torch.Generator().manual_seed(0))
-    (feat,) = run(feature, {"x": x})
+    (feat,) = feature({"x": x})
     f = torch.relu(torch.from_dlpack(feat))
     assert f.shape == (4, 128)
     logits = torch.empty(4, 10)
-    run(head, {"feat": f}, outputs={"logits": logits})
-    ref = head.run(None, {"feat": np.maximum(feature.run(None, {"x": x.numpy()})[0], 0)})[0]
+    (out,) = head({"feat": f}, outputs={"logits": logits})
+    assert out.data_ptr == logits.data_ptr()
+    ref = head_ref.run(None, {"feat": np.maximum(feature_ref.run(None, {"x": x.numpy()})[0], 0)})[0]
     np.testing.assert_allclose(logits.numpy(), ref, rtol=1e-5, atol=1e-5)
 
 
-# --- errors, all before ORT runs --------------------------------------------------------------------------------
+# --- errors, all before ORT runs, the same on both runners --------------------------------------------------------
 
 
 def test_unknown_input(add):
     with pytest.raises(ValueError, match=r"unknown input 'z'.*'x'"):
-        run(add, {"x": tiny_input(), "z": tiny_input()})
+        add({"x": tiny_input(), "z": tiny_input()})
 
 
 def test_missing_input(add):
     with pytest.raises(ValueError, match=r"missing input 'x' \(float32\[1,100\]\)"):
-        run(add, {})
+        add({})
 
 
 def test_wrong_dtype(add):
     with pytest.raises(ValueError, match=r"input 'x'.*element type.*float32\[1,100\].*float64\[1,100\]"):
-        run(add, {"x": tiny_input().astype(np.float64)})
+        add({"x": tiny_input().astype(np.float64)})
 
 
 def test_wrong_rank(add):
     with pytest.raises(ValueError, match=r"input 'x'.*rank"):
-        run(add, {"x": tiny_input().reshape(100)})
+        add({"x": tiny_input().reshape(100)})
 
 
-def test_wrong_fixed_dim(feature):
+def test_wrong_fixed_dim(make):
     with pytest.raises(ValueError, match=r"input 'x'.*dimension 1.*float32\[N,3,64,64\]"):
-        run(feature, {"x": np.zeros((1, 4, 64, 64), np.float32)})
+        make("feature")({"x": np.zeros((1, 4, 64, 64), np.float32)})
 
 
 def test_unknown_and_duplicate_outputs(add):
     with pytest.raises(ValueError, match=r"unknown output 'q'"):
-        run(add, {"x": tiny_input()}, ["q"])
+        add({"x": tiny_input()}, ["q"])
     with pytest.raises(ValueError, match=r"'y' is requested twice"):
-        run(add, {"x": tiny_input()}, ["y", "y"])
+        add({"x": tiny_input()}, ["y", "y"])
     with pytest.raises(ValueError, match=r"unknown output 'q'"):
-        run(add, {"x": tiny_input()}, outputs={"q": np.zeros((1, 100), np.float32)})
+        add({"x": tiny_input()}, outputs={"q": np.zeros((1, 100), np.float32)})
+    with pytest.raises(TypeError, match="output_names"):
+        add({"x": tiny_input()}, "y")
 
 
-def test_preallocated_output_wrong_shape(add):
+def test_destination_wrong_shape_or_dtype(add):
     with pytest.raises(ValueError, match=r"destination 'y'.*dimension 1"):
-        run(add, {"x": tiny_input()}, outputs={"y": torch.empty(1, 99)})
+        add({"x": tiny_input()}, outputs={"y": torch.empty(1, 99)})
     with pytest.raises(ValueError, match=r"destination 'y'.*element type"):
-        run(add, {"x": tiny_input()}, outputs={"y": torch.empty(1, 100, dtype=torch.float64)})
+        add({"x": tiny_input()}, outputs={"y": torch.empty(1, 100, dtype=torch.float64)})
 
 
-def test_preallocated_output_read_only(add):
+def test_read_only_destination(add):
     dst = np.zeros((1, 100), np.float32)
     dst.flags.writeable = False
-    with pytest.raises((ValueError, BufferError), match=r"'y'"):
-        run(add, {"x": tiny_input()}, outputs={"y": dst})
+    with pytest.raises(ValueError, match=r"'y' is read-only"):
+        add({"x": tiny_input()}, outputs={"y": dst})
 
 
-def test_preallocated_output_never_copied(add):
+def test_destination_is_never_copied(add):
     dst = torch.empty(1, 200)[:, ::2]  # (1, 100) with stride 2: ORT could only write into a copy
     with pytest.raises(BufferError, match=r"destination 'y'"):
-        run(add, {"x": tiny_input()}, outputs={"y": dst})
+        add({"x": tiny_input()}, outputs={"y": dst})
 
 
 def test_producer_whose_dlpack_raises(add):
@@ -184,45 +259,136 @@ def test_producer_whose_dlpack_raises(add):
             return (1, 0)
 
     with pytest.raises(RuntimeError, match=r"input 'x'.*producer exploded"):
-        run(add, {"x": Broken()})
+        add({"x": Broken()})
 
 
-def test_not_a_tensor(add):
+def test_not_a_tensor_and_not_a_mapping(add):
     with pytest.raises(TypeError, match=r"input 'x'.*list"):
-        run(add, {"x": [1.0] * 100})
+        add({"x": [1.0] * 100})
     with pytest.raises(TypeError, match=r"mapping"):
-        run(add, [("x", tiny_input())])
+        add([("x", tiny_input())])
+
+
+# --- device memory on a CPU session (the virtual device plugin EP) ------------------------------------------------
+
+
+def test_device_feed_is_staged_for_a_cpu_session(vd, counters, add, add_ref):
+    _, devices = vd
+    x = tiny_input()
+    t = ortdlpack.from_dlpack(x, device=devices[1])
+    (y,) = add({"x": t})
+    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, x))
+    assert counters()["bytes_d2h"] >= x.nbytes  # the one copy: the CPU kernel cannot read device memory
+    del t, y
+
+
+def test_device_destination_on_a_cpu_session_is_refused(vd, counters, add):
+    # A CPU kernel would write through the device pointer (a segmentation fault in ortdlpack.Session.run before the
+    # run plan); a destination is never copied, so it is refused before ORT runs.
+    _, devices = vd
+    dst = ortdlpack.from_dlpack(np.zeros((1, 100), np.float32), device=devices[0])
+    with pytest.raises(BufferError, match=r"output destination 'y' is in VirtualDevice:0.*cannot write"):
+        add({"x": tiny_input()}, outputs={"y": dst})
+    del dst
+
+
+@pytest.mark.parametrize("device", [(12, 0), "ep_device"])
+def test_outputs_on_a_device_a_cpu_session_has_no_ep_for_are_refused(vd, counters, add, device):
+    # Before the run plan, ortdlpack.Session.run silently returned host tensors here and ortdlpack.run raised.
+    _, devices = vd
+    device = devices[0] if device == "ep_device" else device
+    with pytest.raises(ValueError, match=r"output 'y' cannot be placed in VirtualDevice:0.*no execution provider"):
+        add({"x": tiny_input()}, device=device)
+
+
+# --- ortdlpack.Session only: construction, and a session with the plugin EP ---------------------------------------
+
+
+@pytest.fixture(scope="module")
+def native(models):
+    return ortdlpack.Session(models["add_tiny"], intra_op_num_threads=1)
+
+
+def test_names(native):
+    assert native.input_names == ("x",)
+    assert native.output_names == ("y",)
+
+
+@pytest.mark.parametrize("kind", ["str", "pathlike", "bytes"])
+def test_model_from_path_or_bytes(models, add_ref, kind):
+    path = models["add_tiny"]
+    model = {"str": str(path), "pathlike": pathlib.Path(path), "bytes": pathlib.Path(path).read_bytes()}[kind]
+    s = ortdlpack.Session(model, intra_op_num_threads=1, inter_op_num_threads=1)
+    (y,) = s.run({"x": tiny_input()})
+    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, tiny_input()))
+
+
+def test_bad_model_path_is_ort_runtime_error(tmp_path):
+    with pytest.raises(RuntimeError, match="nonexistent.onnx"):
+        ortdlpack.Session(str(tmp_path / "nonexistent.onnx"))
+    with pytest.raises(RuntimeError):
+        ortdlpack.Session(b"not an onnx model")
+    with pytest.raises(TypeError, match="model"):
+        ortdlpack.Session(42)
+
+
+def test_unknown_ep_lists_the_available_ones(models):
+    with pytest.raises(ValueError, match=r"'NoSuchEP'.*available:.*'CPUExecutionProvider'"):
+        ortdlpack.Session(models["add_tiny"], ep="NoSuchEP")
+    with pytest.raises(ValueError, match="ep_options needs ep"):
+        ortdlpack.Session(models["add_tiny"], ep_options={"a": "b"})
+
+
+def test_session_config_entries(models, add_ref):
+    s = ortdlpack.Session(models["add_tiny"], config={"session.intra_op.allow_spinning": "0"})
+    (y,) = s.run({"x": tiny_input()})
+    np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, tiny_input()))
+    with pytest.raises(TypeError, match="config"):
+        ortdlpack.Session(models["add_tiny"], config={"session.intra_op.allow_spinning": 0})
+    with pytest.raises(TypeError, match="config"):
+        ortdlpack.Session(models["add_tiny"], config=[("a", "b")])
+
+
+def test_virtual_device_ep_runs_a_device_feed(vd, counters, models, add_ref):
+    _, devices = vd
+    s = ortdlpack.Session(models["add_tiny"], ep=EP_NAME)
+    x = tiny_input()
+    expected = _expected(add_ref, x)
+    t = ortdlpack.from_dlpack(x, device=devices[1])
+    assert t.__dlpack_device__()[0] != 1  # device-resident feed
+    (y,) = s.run({"x": t})
+    np.testing.assert_array_equal(np.asarray(y.to("cpu")), expected)
+    assert counters()["bytes_d2h"] >= x.nbytes  # the feed was staged to the CPU kernel through the EP's transfer
+    (y,) = s.run({"x": t}, device=devices[0])  # the session has the EP: ORT places the output on its device
+    assert y.device == ortdlpack.Device(devices[0])
+    np.testing.assert_array_equal(np.asarray(y.to("cpu")), expected)
+    del s, t, y
+    gc.collect()
+
+
+def test_virtual_device_ep_unknown_name_lists_it(vd, models):
+    with pytest.raises(ValueError, match=rf"available:.*'{EP_NAME}'"):
+        ortdlpack.Session(models["add_tiny"], ep="virtualdeviceep")
 
 
 # --- lifetimes and leaks ------------------------------------------------------------------------------------------
 
 
-def test_outputs_own_their_memory_after_an_ortvalue_feed(add):
-    # An OrtValue feed takes the IOBinding path. In onnxruntime <= 1.29 the values get_outputs() returns are freed
-    # with the binding: the returned Tensors must hold ORT's outputs themselves (later runs reuse freed buffers).
-    xs = [tiny_input() * k for k in range(1, 6)]
-    ys = [run(add, {"x": ort.OrtValue.ortvalue_from_numpy(x)})[0] for x in xs]
-    for x, y in zip(xs, ys):
-        np.testing.assert_array_equal(np.from_dlpack(y), _expected(add, x))
-
-
-def test_outputs_outlive_session(models):
-    sess = cpu_session(models["add_tiny"])
-    (y,) = run(sess, {"x": tiny_input()})
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_outputs_outlive_the_session(models, add_ref, kind):
+    runner = Runner(kind, models["add_tiny"])
+    (y,) = runner({"x": tiny_input()})
     t = torch.from_dlpack(y)
-    del sess, y
+    del runner, y
     gc.collect()
-    np.testing.assert_allclose(t.numpy(), tiny_input() + (t.numpy() - tiny_input()))  # still readable
-    assert t.shape == (1, 100)
+    np.testing.assert_array_equal(t.numpy(), _expected(add_ref, tiny_input()))
 
 
 def test_feeds_are_not_held_after_run(add):
-    import weakref
-
     x = torch.from_numpy(tiny_input())
     ref = weakref.ref(x)
-    run(add, {"x": x})
-    run(add, {"x": x}, outputs={"y": torch.empty(1, 100)})
+    add({"x": x})
+    add({"x": x}, outputs={"y": torch.empty(1, 100)})
     del x
     gc.collect()
     assert ref() is None
@@ -234,8 +400,20 @@ def test_ten_thousand_runs_do_not_grow_rss(add):
 
     def run_once(i):
         if i % 2:
-            run(add, {"x": x}, outputs={"y": dst})
+            add({"x": x}, outputs={"y": dst})
         else:
-            torch.from_dlpack(run(add, {"x": x})[0])
+            torch.from_dlpack(add({"x": x})[0])
 
     assert_runs_do_not_grow_rss(run_once)
+
+
+def test_ortdlpack_run_keeps_no_session_alive(models):
+    # The per-session metadata and idle IOBindings go with the session.
+    session = cpu_session(models["add_tiny"])
+    dst = np.zeros((1, 100), np.float32)
+    ortdlpack.run(session, {"x": tiny_input()})
+    ortdlpack.run(session, {"x": tiny_input()}, outputs={"y": dst})  # an IOBinding left idle in the cache
+    ref = weakref.ref(session)
+    del session
+    gc.collect()
+    assert ref() is None
