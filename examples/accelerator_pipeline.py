@@ -57,15 +57,6 @@ from pipeline_demo import measure, torch_step  # noqa: E402  (the CPU demo's ste
 BATCHES = (1, 64)
 VD_EP = "VirtualDeviceEP"
 VD_VENDOR = 0xD1A9
-COUNTER_FIELDS = ("allocs", "frees", "live_bytes", "copies", "bytes_h2d", "bytes_d2h", "bytes_d2d", "live_allocs",
-                  "host_allocs", "host_frees", "host_live_bytes", "bytes_h2h", "copy_calls", "failed_allocs",
-                  "failed_copies")
-
-
-class _Counters(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_uint64) for n in COUNTER_FIELDS]
-
-
 def header(kind: str) -> str:
     """Prints and returns what ran where, with the versions (the benchmark's chart caption)."""
     return print_line(f"{kind}; onnxruntime {ort.__version__}, torch {torch.__version__}, "
@@ -99,14 +90,11 @@ class VirtualAccelerator:
         if not any(d.ep_name == VD_EP for d in ort.get_ep_devices()):
             ortdlpack.register_execution_provider_library("ortdlpack_virtual_device", path)
         self.ep_device = next(d for d in ort.get_ep_devices() if d.ep_name == VD_EP and d.device.device_id == 0)
-        self.lib = ctypes.CDLL(path)  # the same loaded copy as the registered library: the same counters
-        self.lib.ortdlpack_vd_get_counters.argtypes = [ctypes.POINTER(_Counters)]
-        self.lib.ortdlpack_vd_is_device_pointer.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
-        self.lib.ortdlpack_vd_is_device_pointer.restype = ctypes.c_int
+        self.lib = ortdlpack.testing.virtual_device_abi(path)  # the registered copy: the same counters
         self.device = ortdlpack.Device(self.ep_device)
 
-    def counters(self) -> _Counters:
-        c = _Counters()
+    def counters(self) -> ortdlpack.testing.VirtualDeviceCounters:
+        c = ortdlpack.testing.VirtualDeviceCounters()
         self.lib.ortdlpack_vd_get_counters(ctypes.byref(c))
         return c
 

@@ -105,6 +105,8 @@ ORTDLPACK_VD_EXPORT void ortdlpack_vd_get_counters(OrtdlpackVdCounters* out) {
   out->host_syncs = r(c.host_syncs);
 }
 
+ORTDLPACK_VD_EXPORT uint64_t ortdlpack_vd_counters_size(void) { return sizeof(OrtdlpackVdCounters); }
+
 ORTDLPACK_VD_EXPORT void ortdlpack_vd_reset_counters(void) {
   auto z = [](std::atomic<uint64_t>& a) { a.store(0, std::memory_order_relaxed); };
   auto& c = C();

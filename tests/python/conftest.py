@@ -288,17 +288,10 @@ def raw_producer(code: int, bits: int, count: int = 8, **kw) -> FakeProducer:
 
 EP_NAME = "VirtualDeviceEP"
 
-COUNTER_FIELDS = ("allocs", "frees", "live_bytes", "copies", "bytes_h2d", "bytes_d2h", "bytes_d2d", "live_allocs",
-           "host_allocs", "host_frees", "host_live_bytes", "bytes_h2h", "copy_calls", "failed_allocs",
-           "failed_copies", "async_copies", "stream_waits", "host_syncs")
+# The counter struct and its field groups, mirrored once in the package (ortdlpack.testing).
+from ortdlpack.testing import COUNTER_FIELDS, STATE_FIELDS, STREAM_FIELDS  # noqa: E402
+from ortdlpack.testing import VirtualDeviceCounters as Counters  # noqa: E402
 
-
-STATE_FIELDS = ("live_bytes", "live_allocs", "host_live_bytes")  # not reset by ortdlpack_vd_reset_counters
-STREAM_FIELDS = ("async_copies", "stream_waits", "host_syncs")  # how the work was ordered (test_ordering.py)
-
-
-class Counters(ctypes.Structure):
-    _fields_ = [(n, ctypes.c_uint64) for n in COUNTER_FIELDS]
 
 
 # --- the plugin: registered once per process (another module may have done it already) --------------------------
@@ -331,11 +324,7 @@ def vd():
             pytest.skip(f"virtual device plugin EP unavailable: {e}")
     devices = ours()
     assert len(devices) == 2, "the virtual device plugin must expose two devices"
-    lib = ctypes.CDLL(path)  # same path as the registered library: the same loaded copy, the same counters
-    lib.ortdlpack_vd_get_counters.argtypes = [ctypes.POINTER(Counters)]
-    lib.ortdlpack_vd_is_device_pointer.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
-    lib.ortdlpack_vd_is_device_pointer.restype = ctypes.c_int
-    lib.ortdlpack_vd_guard_enabled.restype = ctypes.c_int
+    lib = ortdlpack.testing.virtual_device_abi(path)  # the registered path: the same loaded copy, the same counters
     yield lib, devices
     if registered_here:  # leave the process as found
         del devices

@@ -82,6 +82,10 @@ typedef struct OrtdlpackVdCounters {
 /* Copy a consistent-enough snapshot of the counters (each field is read atomically). */
 ORTDLPACK_VD_EXPORT void ortdlpack_vd_get_counters(OrtdlpackVdCounters* out);
 
+/* sizeof(OrtdlpackVdCounters): a mirror of the struct in another language (Python ctypes) checks it is not smaller
+ * than the struct this library writes. */
+ORTDLPACK_VD_EXPORT uint64_t ortdlpack_vd_counters_size(void);
+
 /* Zero every event counter. The state fields (live_bytes, live_allocs, host_live_bytes) keep describing what is
  * allocated right now, so a test can reset while tensors are alive and still balance allocs against frees. */
 ORTDLPACK_VD_EXPORT void ortdlpack_vd_reset_counters(void);
