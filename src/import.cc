@@ -185,7 +185,7 @@ Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& op
     delete allocator;  // the caller keeps `managed`
     check(status);
   }
-  return {Tensor(value, read_only), false};
+  return {Tensor(value, read_only, &t.device), false};
 }
 
 }  // namespace

@@ -58,6 +58,31 @@ bool unregister_device(OrtMemoryInfoDeviceType device_type, uint32_t vendor_id, 
 // (HOST_ACCESSIBLE memory needs no mapping: it is host memory, kDLCPU). Returns how many mappings were added.
 int register_ep_devices(OrtEnv* env);
 
+// The one table of DLPack device type names. Lower-case names ("cpu", "cuda", "cuda_host", "ext_dev", ...) are how
+// bindings spell devices; nullptr for a type DLPack does not name.
+const char* device_type_name(DLDeviceType type);
+
+// "cpu" (kDLCPU:0), "cuda:1", "ext_dev:0"; "device_type_N:id" for a type DLPack does not name.
+std::string name_of(DLDevice device);
+
+// Parses "cpu", "cuda", "cuda:1", ... (":id" optional, default 0). Error(kInvalidArgument) for unknown names and
+// invalid ids.
+DLDevice dl_device_from_name(const std::string& name);
+
+// The device name onnxruntime's Python API uses for memory of that DLPack type ("cpu" for host memory, "cuda" for
+// CUDA and ROCm memory); nullptr when onnxruntime has none.
+const char* onnxruntime_device_name(DLDeviceType type);
+
+// ORT device types and memory types by name ("cpu", "gpu", "fpga", "npu"; "default", "host_accessible"), as bindings
+// spell them. Error(kInvalidArgument) for unknown names.
+OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name);
+OrtDeviceMemoryType memory_type_from_name(const std::string& name);
+
+// Whether two memory infos name the same memory: device type, vendor, device id and memory type (ORT's own
+// CompareMemoryInfo also compares names and allocator kinds, which differ between an EP device's info and the
+// info of a tensor its allocator made).
+bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b);
+
 // "VirtualDevice:1 (NPU, vendor 0xD1A9, DEFAULT memory)": how error messages name ORT memory.
 std::string describe(const OrtMemoryInfo* info);
 

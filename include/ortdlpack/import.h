@@ -18,18 +18,13 @@
 
 #include <dlpack/dlpack.h>
 
+#include "ortdlpack/placement.h"
 #include "ortdlpack/tensor.h"
 
 namespace ortdlpack {
 
-enum class CopyMode {
-  kNever,     // zero-copy or Error(kCopyRequired)           (Python copy=False)
-  kIfNeeded,  // zero-copy when possible, else a copy        (Python copy=None)
-  kAlways,    // always a fresh compact copy on the same device (Python copy=True)
-};
-
 struct ImportOptions {
-  CopyMode copy = CopyMode::kNever;
+  CopyMode copy = CopyMode::kNever;  // placement.h; kAlways: a fresh compact copy on the same device
   // Import kDLUInt/8 as ONNX bool (the pre-DLPack-1.0 convention for bool, e.g. older ORT exports).
   bool uint8_as_bool = false;
 };

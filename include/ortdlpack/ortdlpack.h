@@ -6,7 +6,9 @@
 #include "ortdlpack/dtype.h"     // ONNX element type <-> DLDataType
 #include "ortdlpack/error.h"     // ortdlpack::Error
 #include "ortdlpack/export.h"    // Tensor -> DLPack
+#include "ortdlpack/handle.h"    // Owned<T>: RAII owner of ORT handles
 #include "ortdlpack/import.h"    // DLPack -> Tensor
+#include "ortdlpack/placement.h" // place(): the one copy/no-copy decision
 #include "ortdlpack/session.h"   // run an OrtSession on Tensors through IoBinding
 #include "ortdlpack/tensor.h"    // Tensor: shared owner of an OrtValue
 #include "ortdlpack/transfer.h"  // allocate / copy / to
