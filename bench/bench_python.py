@@ -78,6 +78,8 @@ def main() -> int:
                      big(lambda: torch.from_numpy(v.numpy()))))
         rows.append((label, "ORT -> numpy", "`np.from_dlpack(t)`",
                      big(lambda: np.from_dlpack(t)), big(lambda: np.from_dlpack(v)), big(lambda: v.numpy())))
+        rows.append((label, "ORT -> numpy (`.numpy()`)", "`t.numpy()`",
+                     big(lambda: t.numpy()), big(lambda: v.numpy()), big(lambda: v.numpy())))
         rows.append((label, "ORT -> jax", "`jnp.from_dlpack(t)`",
                      big(lambda: jnp.from_dlpack(t)), big(lambda: jnp.from_dlpack(v)),
                      big(lambda: jnp.asarray(v.numpy()))))
@@ -95,6 +97,9 @@ def main() -> int:
         rows.append((label, "numpy -> ORT", "`od.from_dlpack(a)`",
                      big(lambda: od.from_dlpack(nb)), big(lambda: ort.OrtValue.from_dlpack(nb)),
                      big(lambda: ort.OrtValue.ortvalue_from_numpy(nb))))
+        rows.append((label, "numpy -> onnxruntime.OrtValue", "`od.as_ortvalue(a)`",
+                     big(lambda: od.as_ortvalue(nb)), big(lambda: ort.OrtValue.from_dlpack(nb)),
+                     big(lambda: ort.OrtValue.ortvalue_from_numpy(nb))))
         rows.append((label, "jax -> ORT", "`od.from_dlpack(j)`",
                      big(lambda: od.from_dlpack(j)), big(lambda: ort.OrtValue.from_dlpack(j)),
                      big(lambda: ort.OrtValue.ortvalue_from_numpy(np.asarray(j)))))
@@ -106,6 +111,15 @@ def main() -> int:
     print("|---|---|---|---:|---:|---:|---:|")
     for size, what, call, ours, up, copy in rows:
         print(f"| {size} | {what} | {call} | {fmt(ours)} | {fmt(up)} | {fmt(copy)} | {up / ours:.2f}x |")
+    # The targets of issue 10: ortdlpack time / upstream time, 4 KiB rows of this run.
+    small = {what: (ours, up) for size, what, _, ours, up, _ in rows if size == "4 KiB"}
+    print()
+    print("| target (4 KiB) | ortdlpack / upstream | limit | met |")
+    print("|---|---:|---:|---|")
+    for what, limit in (("numpy -> onnxruntime.OrtValue", 1.0), ("ORT -> torch", 0.5),
+                        ("ORT -> numpy (`.numpy()`)", 1.0), ("torch -> ORT (C exchange API)", 0.2)):
+        ours, up = small[what]
+        print(f"| {what} | {ours / up:.2f}x | {limit:.1f}x | {'yes' if ours / up <= limit else 'no'} |")
     return 0
 
 

@@ -33,8 +33,10 @@ struct PyTensor {
 
 // errors.cc ------------------------------------------------------------------------------------------------------
 void bind_errors(nb::module_& m);
-// The Python exception type for an ortdlpack::Error kind.
+// The Python exception type for an ortdlpack::Error kind (kCopyRequired: ortdlpack.CopyRequiredError, both
+// ValueError and BufferError), and its name as DLPackExchangeAPI's set_error takes it.
 PyObject* exception_type(ErrorKind kind);
+const char* exception_name(ErrorKind kind);
 // In a C entry point (exchange API): turns the exception being handled into a Python error. Returns -1.
 int set_python_error() noexcept;
 
@@ -47,17 +49,24 @@ struct Device {
 // Accepts a Device, "cpu", "cuda:0", a (dl_device_type, id) tuple and an onnxruntime.OrtEpDevice.
 // TypeError for other types, ValueError for unknown names.
 Device to_device(nb::handle spec);
+// The placement target (placement.h) a device argument names: None -> anywhere, an EP device -> its exact memory.
+Target to_target(nb::handle spec);
 nb::object make_device(DLDevice dl);
-bool same_device(DLDevice a, DLDevice b);
 void bind_device(nb::module_& m);
 
 // dlpack.cc ------------------------------------------------------------------------------------------------------
+// copy=None/True/False (TypeError for anything else).
+CopyMode to_copy_mode(nb::handle copy);
+// place() (placement.h) without the GIL: a copy may take long.
+Placed place_released(const Tensor& t, const Target& target, CopyMode copy, const char* what);
 // A new Python ortdlpack.Tensor owning `t`.
 nb::object wrap(Tensor t);
 // Tensor.__dlpack__ and ortdlpack.from_dlpack.
 nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                          nb::handle copy);
 nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy);
+// What from_dlpack imports, as a core Tensor (no Python object made).
+Tensor import_any(nb::handle x, nb::handle device, nb::handle copy);
 // A legacy "dltensor" capsule for consumers that only read legacy capsules (upstream OrtValue.from_dlpack): built
 // on a versioned export, so read-only and packed sub-byte tensors pass too.
 nb::object legacy_capsule_for_ortvalue(const Tensor& t);

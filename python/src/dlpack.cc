@@ -49,15 +49,6 @@ struct LegacyOverVersioned {
   }
 };
 
-// --- arguments -------------------------------------------------------------------------------------------------
-
-CopyMode parse_copy(nb::handle copy) {
-  if (copy.is_none()) return CopyMode::kIfNeeded;
-  if (copy.ptr() == Py_True) return CopyMode::kAlways;
-  if (copy.ptr() == Py_False) return CopyMode::kNever;
-  throw nb::type_error("copy must be True, False or None");
-}
-
 // max_version: None (legacy capsule) or a (major, minor) tuple; a versioned capsule for major >= 1.
 bool wants_versioned(nb::handle max_version) {
   if (max_version.is_none()) return false;
@@ -75,54 +66,83 @@ bool wants_versioned(nb::handle max_version) {
 // Stream values on devices without a stream the package knows (CPU, plugin devices): None, or -1 ("no
 // synchronisation"). On CUDA/ROCm memory: also a stream pointer (> 0; 0 is ambiguous on CUDA and rejected there);
 // ORT tensors handed out by ortdlpack are complete when exported, so there is nothing to order against.
-void check_stream(nb::handle stream, DLDevice device) {
+void check_stream(nb::handle stream, const Tensor& t) {
   if (stream.is_none()) return;
   if (!PyLong_Check(stream.ptr())) throw nb::type_error("stream must be None or an int");
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(stream.ptr(), &overflow);
   if (overflow == 0 && v == -1) return;
-  const bool gpu = device.device_type == kDLCUDA || device.device_type == kDLCUDAManaged || device.device_type == kDLROCM;
-  if (gpu && overflow >= 0 && (v > 0 || (v == 0 && device.device_type == kDLROCM))) return;
-  throw nb::value_error(gpu ? "stream must be None, -1 or a stream pointer (> 0 on CUDA)"
-                            : "stream must be None or -1 on a device without streams (CPU and plugin devices)");
+  const DLDeviceType type = t.device().device_type;
+  const bool gpu = type == kDLCUDA || type == kDLCUDAManaged || type == kDLROCM;
+  if (gpu && overflow >= 0 && (v > 0 || (v == 0 && type == kDLROCM))) return;
+  throw Error(ErrorKind::kInvalidArgument, gpu ? "stream must be None, -1 or a stream pointer (> 0 on CUDA)"
+                                               : "stream must be None or -1 on a device without streams (CPU and "
+                                                 "plugin devices)");
 }
 
 // --- import ----------------------------------------------------------------------------------------------------
 
+uint64_t flags_of(const DLManagedTensorVersioned* m) { return m->version.major == DLPACK_MAJOR_VERSION ? m->flags : 0; }
+uint64_t flags_of(const DLManagedTensor*) { return 0; }
+
+// The one import route (capsules and the C exchange API): import under the copy mode placement.h derives, then
+// place. On failure of the import the caller still owns `m`; `consumed()` runs once the Tensor owns it (a capsule
+// is renamed then, so that its destructor does not free it again whatever placing does).
+template <class Managed, class Consumed>
+Tensor import_placed(Managed* m, CopyMode copy, const Target& target, Consumed consumed) {
+  ImportOptions options;
+  options.copy = import_copy_mode(copy, (flags_of(m) & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, m->dl_tensor.device,
+                                  target);
+  Imported r = ortdlpack::from_dlpack(m, options);
+  consumed();
+  return place_released(r.tensor, target, placement_copy_mode(copy), "from_dlpack").tensor;
+}
+
 // Imports a DLPack capsule: ownership moves into the Tensor and the capsule is renamed used_*. On failure the capsule
-// is untouched and still owns its tensor. `copy` True is honoured without a second copy when the producer flagged
-// its tensor IS_COPIED.
-// With copy True and a `target` device other than the tensor's, the move to the target (place()) is the copy.
-Tensor import_capsule(PyObject* capsule, CopyMode copy, const Device* target) {
+// is untouched and still owns its tensor.
+Tensor import_capsule(PyObject* capsule, CopyMode copy, const Target& target) {
   const char* name = PyCapsule_GetName(capsule);
   if (name == nullptr) throw nb::python_error();
-  ImportOptions options;
-  options.copy = copy;
-  const auto moves = [&](const DLTensor& t) { return target != nullptr && !same_device(target->dl, t.device); };
   if (std::strcmp(name, kVersioned) == 0) {
     auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kVersioned));
     if (m == nullptr) throw nb::python_error();
-    if (copy == CopyMode::kAlways && m->version.major == DLPACK_MAJOR_VERSION &&
-        ((m->flags & DLPACK_FLAG_BITMASK_IS_COPIED) || moves(m->dl_tensor))) {
-      options.copy = CopyMode::kIfNeeded;
-    }
-    Imported r = ortdlpack::from_dlpack(m, options);
-    PyCapsule_SetName(capsule, kUsedVersioned);
-    return std::move(r.tensor);
+    return import_placed(m, copy, target, [&] { PyCapsule_SetName(capsule, kUsedVersioned); });
   }
   if (std::strcmp(name, kLegacy) == 0) {
     auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kLegacy));
     if (m == nullptr) throw nb::python_error();
-    if (copy == CopyMode::kAlways && moves(m->dl_tensor)) options.copy = CopyMode::kIfNeeded;
-    Imported r = ortdlpack::from_dlpack(m, options);
-    PyCapsule_SetName(capsule, kUsedLegacy);
-    return std::move(r.tensor);
+    return import_placed(m, copy, target, [&] { PyCapsule_SetName(capsule, kUsedLegacy); });
   }
   if (std::strcmp(name, kUsedVersioned) == 0 || std::strcmp(name, kUsedLegacy) == 0) {
-    throw nb::value_error("this DLPack capsule was already consumed (a capsule can be imported once)");
+    throw Error(ErrorKind::kInvalidArgument, "this DLPack capsule was already consumed (a capsule can be imported once)");
   }
   throw nb::type_error(("a PyCapsule named '" + std::string(name) +
                         "' is not a DLPack tensor (expected 'dltensor_versioned' or 'dltensor')").c_str());
+}
+
+// Through the producer type's C exchange API (DLPack 1.3): one C call, no capsule. Host tensors only: device tensors
+// go through __dlpack__, which orders the producer's work before the export. Returns an empty Tensor when this route
+// does not apply or the producer's table refuses the tensor (torch's refuses quantized and sparse tensors with a
+// RuntimeError; its __dlpack__ says BufferError, as the protocol wants): __dlpack__ then decides.
+Tensor import_exchange(nb::handle x, CopyMode copy, const Target& target) {
+  const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()));
+  if (api == nullptr) return {};
+  DLManagedTensorVersioned* m = nullptr;
+  if (api->managed_tensor_from_py_object_no_sync(x.ptr(), &m) != 0) {
+    PyErr_Clear();
+    return {};
+  }
+  if (m->dl_tensor.device.device_type != kDLCPU) {
+    m->deleter(m);
+    return {};
+  }
+  bool owned = false;  // by the Tensor, once imported
+  try {
+    return import_placed(m, copy, target, [&] { owned = true; });
+  } catch (...) {
+    if (!owned && m->deleter != nullptr) m->deleter(m);  // ownership was given to us
+    throw;
+  }
 }
 
 // Interned names and prebuilt arguments of the __dlpack__ call.
@@ -140,15 +160,16 @@ const Names& names() {
 }
 
 // Asks a producer for a capsule: __dlpack__(max_version=(1, 3)[, dl_device=...][, copy=...]); a producer older
-// than the 2023.12 standard raises TypeError for the keywords, and is asked again plainly: `*asked_all` tells which.
-nb::object call_dlpack(nb::handle x, const std::optional<DLDevice>& device, nb::handle copy, bool* asked_all) {
+// than the 2023.12 standard raises TypeError for the keywords, and is asked again plainly. Whatever the producer did
+// not do, placing the import does (a producer that copied says so with IS_COPIED).
+nb::object call_dlpack(nb::handle x, const Target& target, nb::handle copy) {
   const Names& n = names();
   PyObject* args[4] = {x.ptr(), n.max_version_value, nullptr, nullptr};
   size_t count = 2;
   int which = 0;
   nb::object device_tuple;
-  if (device) {
-    device_tuple = nb::make_tuple(static_cast<int>(device->device_type), device->device_id);
+  if (target.kind == Target::Kind::kDevice) {
+    device_tuple = nb::make_tuple(static_cast<int>(target.device.device_type), target.device.device_id);
     args[count++] = device_tuple.ptr();
     which |= 1;
   }
@@ -157,16 +178,14 @@ nb::object call_dlpack(nb::handle x, const std::optional<DLDevice>& device, nb::
     which |= 2;
   }
   PyObject* r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, n.kw[which]);
-  *asked_all = true;
-  if (r == nullptr && device && PyErr_ExceptionMatches(PyExc_BufferError)) {
-    // The producer cannot export on the target device: take it where it is, and ortdlpack moves it (place()).
+  if (r == nullptr && (which & 1) && PyErr_ExceptionMatches(PyExc_BufferError)) {
+    // The producer cannot export on the target device: take it where it is, and placing moves it.
     PyErr_Clear();
     if (which & 2) args[2] = copy.ptr();
     r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, n.kw[which & 2]);
   }
   if (r == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
     PyErr_Clear();
-    *asked_all = false;
     r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
   }
   if (r == nullptr) throw nb::python_error();
@@ -177,24 +196,19 @@ nb::object call_dlpack(nb::handle x, const std::optional<DLDevice>& device, nb::
   return nb::steal(r);
 }
 
-// Moves `t` to `target` when it is elsewhere (copy False: BufferError instead).
-Tensor place(Tensor t, const Device* target, CopyMode copy) {
-  if (target == nullptr) return t;
-  if (same_device(t.device(), target->dl) && target->memory == nullptr) return t;
-  if (target->memory != nullptr) {
-    int diff = 1;
-    check(ort().CompareMemoryInfo(t.memory_info(), target->memory, &diff));
-    if (diff == 0) return t;
-  }
-  if (copy == CopyMode::kNever) {
-    throw Error(ErrorKind::kCopyRequired, "from_dlpack: the tensor is on " + describe(t.device()) +
-                                              ", moving it to " + describe(target->dl) + " needs a copy (copy=False)");
-  }
-  nb::gil_scoped_release release;
-  return target->memory ? to(t, target->memory) : to(t, target->dl);
+}  // namespace
+
+CopyMode to_copy_mode(nb::handle copy) {
+  if (copy.is_none()) return CopyMode::kIfNeeded;
+  if (copy.ptr() == Py_True) return CopyMode::kAlways;
+  if (copy.ptr() == Py_False) return CopyMode::kNever;
+  throw nb::type_error("copy must be True, False or None");
 }
 
-}  // namespace
+Placed place_released(const Tensor& t, const Target& target, CopyMode copy, const char* what) {
+  nb::gil_scoped_release release;
+  return place(t, target, copy, what);
+}
 
 nb::object wrap(Tensor t) { return nb::cast(PyTensor(std::move(t)), nb::rv_policy::move); }
 
@@ -202,33 +216,14 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
                          nb::handle copy) {
   const Tensor& t = tensor_of(self).tensor;
   const bool versioned = wants_versioned(max_version);
-  const CopyMode mode = parse_copy(copy);
-  const DLDevice device = t.device();
-  check_stream(stream, device);
-  Tensor out = t;
-  bool copied = false;
-  if (!dl_device.is_none()) {
-    const Device target = to_device(dl_device);
-    if (!same_device(target.dl, device)) {
-      if (mode == CopyMode::kNever) {
-        throw nb::buffer_error(("__dlpack__: the tensor is on " + describe(device) + "; exporting it on " +
-                                describe(target.dl) + " needs a copy (copy=False)").c_str());
-      }
-      nb::gil_scoped_release release;
-      out = to(t, target.dl);
-      copied = true;
-    }
-  }
-  if (mode == CopyMode::kAlways && !copied) {
-    nb::gil_scoped_release release;
-    out = to(t, t.memory_info());
-    copied = true;
-  }
+  const CopyMode mode = to_copy_mode(copy);
+  check_stream(stream, t);
+  const Placed p = place_released(t, to_target(dl_device), mode, "__dlpack__");
   if (versioned) {
-    return to_capsule(to_dlpack_versioned(out, copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0), kVersioned,
+    return to_capsule(to_dlpack_versioned(p.tensor, p.copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0), kVersioned,
                       versioned_destructor);
   }
-  return to_capsule(to_dlpack_legacy(out), kLegacy, legacy_destructor);
+  return to_capsule(to_dlpack_legacy(p.tensor), kLegacy, legacy_destructor);
 }
 
 nb::object legacy_capsule_for_ortvalue(const Tensor& t) {
@@ -245,58 +240,25 @@ nb::object legacy_capsule_for_ortvalue(const Tensor& t) {
   return to_capsule(&w->legacy, kLegacy, legacy_destructor);
 }
 
-nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
-  const CopyMode mode = parse_copy(copy);
-  std::optional<Device> target;
-  if (!device.is_none()) target = to_device(device);
-  const Device* tp = target ? &*target : nullptr;
-
-  if (is_tensor(x)) {
-    const Tensor& t = tensor_of(x).tensor;
-    if (mode == CopyMode::kAlways && (tp == nullptr || same_device(t.device(), tp->dl))) {
-      nb::gil_scoped_release release;
-      return wrap(to(t, t.memory_info()));
-    }
-    Tensor placed = place(t, tp, mode);
-    if (placed.ort_value() == t.ort_value()) return nb::borrow(x);
-    return wrap(std::move(placed));
-  }
-
-  if (PyCapsule_CheckExact(x.ptr())) return wrap(place(import_capsule(x.ptr(), mode, tp), tp, mode));
-
-  // The C exchange API (DLPack 1.3) of the producer's type: one C call, no capsule. Used for host tensors; device
-  // tensors go through __dlpack__, which orders the producer's work before the export.
-  if (const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()))) {
-    DLManagedTensorVersioned* m = nullptr;
-    if (api->managed_tensor_from_py_object_no_sync(x.ptr(), &m) != 0) throw nb::python_error();
-    if (m->dl_tensor.device.device_type == kDLCPU) {
-      ImportOptions options;
-      const bool copied_already = (m->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
-      options.copy = mode == CopyMode::kAlways && copied_already ? CopyMode::kIfNeeded : mode;
-      if (tp != nullptr && !same_device(tp->dl, m->dl_tensor.device) && mode == CopyMode::kAlways) {
-        options.copy = CopyMode::kIfNeeded;  // the move to the target is the copy
-      }
-      Imported r;
-      try {
-        r = ortdlpack::from_dlpack(m, options);
-      } catch (...) {
-        m->deleter(m);
-        throw;
-      }
-      return wrap(place(std::move(r.tensor), tp, mode));
-    }
-    m->deleter(m);
-  }
-
+Tensor import_any(nb::handle x, nb::handle device, nb::handle copy) {
+  const CopyMode mode = to_copy_mode(copy);
+  const Target target = to_target(device);
+  if (is_tensor(x)) return place_released(tensor_of(x).tensor, target, mode, "from_dlpack").tensor;
+  if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
+  if (Tensor t = import_exchange(x, mode, target)) return t;
   if (!PyObject_HasAttr(x.ptr(), names().dlpack)) {
     throw nb::type_error(("from_dlpack: " + std::string(Py_TYPE(x.ptr())->tp_name) +
                           " is neither a DLPack producer (no __dlpack__) nor a DLPack capsule").c_str());
   }
-  // A producer that took dl_device/copy has applied them (and says so with IS_COPIED); an old one has not, and
-  // import_capsule/place() do it here.
-  bool asked_all = false;
-  nb::object capsule = call_dlpack(x, target ? std::optional<DLDevice>(target->dl) : std::nullopt, copy, &asked_all);
-  return wrap(place(import_capsule(capsule.ptr(), mode, tp), tp, mode));
+  nb::object capsule = call_dlpack(x, target, copy);
+  return import_capsule(capsule.ptr(), mode, target);
+}
+
+nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
+  Tensor t = import_any(x, device, copy);
+  // An ortdlpack.Tensor that stays where it is, is returned as itself.
+  if (is_tensor(x) && t.ort_value() == tensor_of(x).tensor.ort_value()) return nb::borrow(x);
+  return wrap(std::move(t));
 }
 
 void bind_dlpack(nb::module_& m) {

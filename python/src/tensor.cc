@@ -14,16 +14,13 @@ namespace {
 PyTypeObject* g_tensor_type = nullptr;
 
 nb::object shape_tuple(const Tensor& t) {
-  const std::vector<int64_t> shape = t.shape();
+  const ShapeView shape = t.shape();
   nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
   for (size_t i = 0; i < shape.size(); ++i) {
     PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
   }
   return tuple;
 }
-
-// The memory's DLPack device, or the device as ORT names it when no DLPack device maps it.
-nb::object device_of(const Tensor& t) { return make_device(t.device()); }
 
 bool is_packed(DLDataType dt) { return dt.bits < 8; }
 bool numpy_has(DLDataType dt) {
@@ -40,15 +37,18 @@ nb::object ml_dtype(const char* name) {
 }
 
 // A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed
-// sub-byte types, which numpy (ml_dtypes) holds one element per byte.
-nb::object host_array(const Tensor& t, nb::handle owner) {
+// sub-byte types, which numpy (ml_dtypes) holds one element per byte: then only when `copy` allows.
+nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
   const ONNXTensorElementDataType type = t.element_type();
   const DLDataType dt = to_dlpack_dtype(type);
-  const std::vector<int64_t> shape64 = t.shape();
-  const std::vector<size_t> shape(shape64.begin(), shape64.end());
-  const size_t count = t.element_count();
+  const ShapeView shape = t.shape();
   if (is_packed(dt)) {
+    if (copy == CopyMode::kNever) {
+      throw Error(ErrorKind::kCopyRequired, std::string("__array__: a numpy array of ") + dtype_name(type) +
+                                                " holds one element per byte: an unpacked copy (copy=False)");
+    }
     // Unpack: element i sits in byte i*bits/8, low bits first; signed types are sign-extended.
+    const size_t count = t.element_count();
     auto* unpacked = new uint8_t[count ? count : 1];
     nb::capsule free_it(unpacked, [](void* p) noexcept { delete[] static_cast<uint8_t*>(p); });
     const auto* src = static_cast<const uint8_t*>(t.data());
@@ -60,62 +60,81 @@ nb::object host_array(const Tensor& t, nb::handle owner) {
       if (dt.code == kDLInt && (v >> (bits - 1))) v = static_cast<uint8_t>(v | static_cast<uint8_t>(~mask));
       unpacked[i] = v;
     }
-    nb::object arr = nb::cast(nb::ndarray<nb::numpy>(unpacked, shape.size(), shape.data(), free_it, nullptr,
-                                                     nb::dtype<uint8_t>()));
+    nb::object arr = nb::cast(nb::ndarray<nb::numpy>(unpacked, shape.size(), reinterpret_cast<const size_t*>(shape.data()),
+                                                     free_it, nullptr, nb::dtype<uint8_t>()));
     return arr.attr("view")(ml_dtype(dtype_name(type)));
   }
   const bool native = numpy_has(dt);
   const nb::dlpack::dtype storage{native ? dt.code : static_cast<uint8_t>(kDLUInt), dt.bits, 1};
+  const auto* dims = reinterpret_cast<const size_t*>(shape.data());  // dims are >= 0: same bits as size_t
   nb::object arr;
   if (t.read_only()) {
-    arr = nb::cast(nb::ndarray<nb::numpy, nb::ro>(t.data(), shape.size(), shape.data(), owner, nullptr, storage));
+    arr = nb::cast(nb::ndarray<nb::numpy, nb::ro>(t.data(), shape.size(), dims, owner, nullptr, storage));
   } else {
-    arr = nb::cast(nb::ndarray<nb::numpy>(t.data(), shape.size(), shape.data(), owner, nullptr, storage));
+    arr = nb::cast(nb::ndarray<nb::numpy>(t.data(), shape.size(), dims, owner, nullptr, storage));
   }
   return native ? arr : arr.attr("view")(ml_dtype(dtype_name(type)));
 }
 
-// Tensor.__array__(dtype=None, copy=None), numpy's protocol: copy=False raises ValueError when a copy is needed.
+nb::object numpy_dtype(nb::handle dtype) {
+  static PyObject* fn = nb::object(nb::module_::import_("numpy").attr("dtype")).release().ptr();  // process lifetime
+  return nb::borrow(fn)(dtype);
+}
+
+// Tensor.__array__(dtype=None, copy=None), numpy 2's protocol: copy=False raises (a ValueError) when a copy is
+// needed, for the memory (placement.h) and for the dtype alike.
 nb::object to_numpy(nb::handle self, nb::handle dtype, nb::handle copy) {
   const Tensor& t = tensor_of(self).tensor;
-  const bool must_copy = copy.ptr() == Py_True;
-  const bool no_copy = copy.ptr() == Py_False;
-  nb::object arr;
-  if (host_accessible(t.memory_info())) {
-    if (no_copy && is_packed(to_dlpack_dtype(t.element_type()))) {
-      throw nb::value_error("packed sub-byte tensors become numpy arrays only as an unpacked copy (copy=False)");
+  const CopyMode mode = to_copy_mode(copy);
+  const bool convert = !dtype.is_none();
+  // A dtype conversion copies anyway: the placement then need not.
+  const Placed p = place_released(t, Target::host(), convert && mode == CopyMode::kAlways ? CopyMode::kIfNeeded : mode,
+                                  "__array__");
+  nb::object owner = p.copied ? wrap(p.tensor) : nb::borrow(self);
+  nb::object arr = host_array(p.tensor, owner, mode);
+  if (convert) {
+    nb::object want = numpy_dtype(dtype);
+    if (!want.equal(arr.attr("dtype"))) {
+      if (mode == CopyMode::kNever) {
+        throw Error(ErrorKind::kCopyRequired, "__array__: converting " + std::string(dtype_name(t.element_type())) +
+                                                  " to " + nb::cast<std::string>(nb::str(want)) +
+                                                  " needs a copy (copy=False)");
+      }
+      return arr.attr("astype")(want);
     }
-    arr = host_array(t, self);
-  } else {
-    if (no_copy) throw nb::value_error(("the tensor is on " + describe(t.memory_info()) + "; a numpy array needs a copy").c_str());
-    Tensor host;
-    {
-      nb::gil_scoped_release release;
-      host = to(t, DLDevice{kDLCPU, 0});
-    }
-    nb::object owner = wrap(host);
-    arr = host_array(tensor_of(owner).tensor, owner);
   }
-  if (!dtype.is_none()) arr = arr.attr("astype")(dtype, nb::arg("copy") = must_copy);
-  else if (must_copy) arr = arr.attr("copy")();
   return arr;
 }
 
-nb::object ortvalue_from_dlpack() {
-  static PyObject* fn = [] {
-    nb::object f = nb::module_::import_("onnxruntime").attr("OrtValue").attr("from_dlpack");
-    return f.release().ptr();
-  }();
-  return nb::borrow(fn);
+// onnxruntime.OrtValue over a legacy capsule: the native OrtValue.from_dlpack and the public wrapper class, looked up
+// once (the public classmethod only adds a __dlpack__ look-up this path does not need).
+nb::object ortvalue_of(const Tensor& t) {
+  static PyObject* native_from_dlpack = nullptr;
+  static PyObject* wrapper = nullptr;
+  if (wrapper == nullptr) {
+    nb::module_ ort = nb::module_::import_("onnxruntime");
+    wrapper = nb::object(ort.attr("OrtValue")).release().ptr();
+    native_from_dlpack =
+        nb::object(nb::module_::import_("onnxruntime.capi._pybind_state").attr("OrtValue").attr("from_dlpack")).release().ptr();
+  }
+  // onnxruntime's OrtValue.from_dlpack is the only public way to wrap memory as an OrtValue, and it knows CPU, CUDA
+  // and ROCm memory only: say so rather than hand it a capsule it must refuse.
+  const DLDevice d = t.device();
+  if (d.device_type != kDLCPU && d.device_type != kDLCUDA && d.device_type != kDLROCM) {
+    throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " + describe(t.memory_info()) +
+                                             " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory "
+                                             "only); ortdlpack.run feeds such tensors to sessions");
+  }
+  return nb::borrow(wrapper)(nb::borrow(native_from_dlpack)(legacy_capsule_for_ortvalue(t)));
 }
 
 std::string repr(const Tensor& t) {
   std::string s = "ortdlpack.Tensor(shape=(";
-  const std::vector<int64_t> shape = t.shape();
+  const ShapeView shape = t.shape();
   for (size_t i = 0; i < shape.size(); ++i) s += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
   if (shape.size() == 1) s.resize(s.size() - 1);
   s += std::string("), dtype=") + dtype_name(t.element_type()) + ", device=" +
-       nb::cast<std::string>(nb::str(device_of(t))) + (t.read_only() ? ", read_only=True" : "") + ")";
+       nb::cast<std::string>(nb::str(make_device(t.device()))) + (t.read_only() ? ", read_only=True" : "") + ")";
   return s;
 }
 
@@ -138,46 +157,42 @@ void bind_tensor(nb::module_& m) {
         return nb::make_tuple(static_cast<int>(d.device_type), d.device_id);
       }, "(dl_device_type, device_id) of the tensor's memory.")
       .def("__array__", &to_numpy, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
-           "A numpy array sharing the tensor's host memory (copied to the host first for device memory).")
+           nb::sig("def __array__(self, dtype: object | None = None, *, copy: bool | None = None) -> numpy.ndarray"),
+           "A numpy array sharing the tensor's host memory (copied to the host first for device memory). "
+           "copy=False: CopyRequiredError (a ValueError) when that, or the dtype, needs a copy.")
       .def("numpy", [](nb::handle self) { return to_numpy(self, nb::none(), nb::none()); },
+           nb::sig("def numpy(self) -> numpy.ndarray"),
            "Same as numpy.asarray(tensor): bfloat16/float8/int4 come as ml_dtypes dtypes.")
       .def("to", [](nb::handle self, nb::handle device) -> nb::object {
         const Tensor& t = tensor_of(self).tensor;
-        const Device d = to_device(device);
-        if (d.memory == nullptr && same_device(d.dl, t.device())) return nb::borrow(self);
-        Tensor r;
-        {
-          nb::gil_scoped_release release;
-          r = d.memory ? to(t, d.memory) : to(t, d.dl);
-        }
-        return wrap(std::move(r));
-      }, nb::arg("device"), "This tensor on `device` (itself when already there, else a copy).")
-      .def_prop_ro("shape", [](nb::handle self) { return shape_tuple(tensor_of(self).tensor); })
+        const Placed p = place_released(t, to_target(device), CopyMode::kIfNeeded, "to");
+        return p.copied ? wrap(p.tensor) : nb::borrow(self);
+      }, nb::arg("device"), nb::sig("def to(self, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> Tensor"),
+           "This tensor on `device` (itself when already there, else a copy).")
+      .def_prop_ro("shape", [](nb::handle self) { return shape_tuple(tensor_of(self).tensor); },
+                   nb::sig("def shape(self) -> tuple[int, ...]"))
       .def_prop_ro("ndim", [](nb::handle self) { return tensor_of(self).tensor.shape().size(); })
       .def_prop_ro("size", [](nb::handle self) { return tensor_of(self).tensor.element_count(); })
       .def_prop_ro("nbytes", [](nb::handle self) { return tensor_of(self).tensor.byte_size(); })
-      .def_prop_ro("dtype", [](nb::handle self) { return nb::str(dtype_name(tensor_of(self).tensor.element_type())); },
+      .def_prop_ro("dtype", [](nb::handle self) { return std::string(dtype_name(tensor_of(self).tensor.element_type())); },
                    "numpy-style name of the element type ('float32', 'bool', 'bfloat16', 'float8_e4m3fn', 'int4', ...).")
-      .def_prop_ro("device", [](nb::handle self) { return device_of(tensor_of(self).tensor); })
+      .def_prop_ro("device", [](nb::handle self) { return Device{tensor_of(self).tensor.device(), nullptr}; })
       .def_prop_ro("data_ptr", [](nb::handle self) { return reinterpret_cast<uintptr_t>(tensor_of(self).tensor.data()); },
                    "Address of the first element (a device address for device memory), as an int.")
       .def_prop_ro("read_only", [](nb::handle self) { return tensor_of(self).tensor.read_only(); },
                    "True when the producer's memory is read-only (DLPack READ_ONLY flag).")
-      .def_prop_ro("ortvalue", [](nb::handle self) {
-        const Tensor& t = tensor_of(self).tensor;
-        // onnxruntime's OrtValue.from_dlpack is the only public way to wrap memory as an OrtValue, and it knows
-        // CPU, CUDA and ROCm memory only: say so rather than hand it a capsule it must refuse.
-        const DLDevice d = t.device();
-        if (d.device_type != kDLCPU && d.device_type != kDLCUDA && d.device_type != kDLROCM) {
-          throw Error(ErrorKind::kUnsupported,
-                      "onnxruntime.OrtValue cannot wrap memory on " + describe(t.memory_info()) +
-                          " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory only); ortdlpack.run "
-                          "feeds such tensors to sessions");
-        }
-        return ortvalue_from_dlpack()(legacy_capsule_for_ortvalue(t));
-      }, "An onnxruntime.OrtValue sharing this tensor's memory (and keeping it alive). CPU, CUDA and ROCm memory.")
+      .def_prop_ro("ortvalue", [](nb::handle self) { return ortvalue_of(tensor_of(self).tensor); },
+                   nb::sig("def ortvalue(self) -> onnxruntime.OrtValue"),
+                   "An onnxruntime.OrtValue sharing this tensor's memory (and keeping it alive). CPU, CUDA and ROCm memory.")
       .def("__repr__", [](nb::handle self) { return repr(tensor_of(self).tensor); });
   bind_exchange_api(m, cls);
+  m.def("as_ortvalue", [](nb::handle x) -> nb::object {
+    static PyObject* ortvalue_type = nb::object(nb::module_::import_("onnxruntime").attr("OrtValue")).release().ptr();
+    if (PyObject_TypeCheck(x.ptr(), reinterpret_cast<PyTypeObject*>(ortvalue_type))) return nb::borrow(x);
+    return ortvalue_of(import_any(x, nb::none(), nb::none()));
+  }, nb::arg("x"), nb::sig("def as_ortvalue(x: object) -> onnxruntime.OrtValue"),
+        "An onnxruntime.OrtValue over x's memory (anything from_dlpack takes), without a copy when x's layout allows "
+        "one; x lives as long as the OrtValue. An OrtValue is returned as is.");
 }
 
 }  // namespace ortdlpack::py
