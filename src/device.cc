@@ -391,6 +391,8 @@ const char* onnxruntime_device_name(DLDeviceType type) {
   return row ? row->onnxruntime : nullptr;
 }
 
+bool onnxruntime_wraps(DLDeviceType type) { return type == kDLCPU || type == kDLCUDA || type == kDLROCM; }
+
 OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name) {
   for (const OrtDeviceName& n : kOrtDeviceNames) {
     if (name == n.name) return n.type;

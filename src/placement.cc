@@ -61,15 +61,20 @@ bool is_at(const Tensor& t, const Target& target) {
   return same_device(t.device(), target.device);
 }
 
-Placed place(const Tensor& t, const Target& target, CopyMode copy, const char* what, OrtSyncStream* stream) {
+bool copies(const Tensor& t, const Target& target, CopyMode copy, const char* what) {
   if (!t) throw Error(ErrorKind::kInvalidArgument, std::string(what) + ": empty Tensor");
-  const bool there = is_at(t, target);
-  if (there && copy != CopyMode::kAlways) return {t, false};
+  if (copy == CopyMode::kAlways) return true;
+  if (is_at(t, target)) return false;
   if (copy == CopyMode::kNever) {
     throw Error(ErrorKind::kCopyRequired, std::string(what) + ": the tensor is in " + describe(t.memory_info()) +
                                               "; " + describe_target(target) + " needs a copy (copy=False)");
   }
-  return {to(t, there ? t.memory_info() : destination(t, target), stream), true};
+  return true;
+}
+
+Placed place(const Tensor& t, const Target& target, CopyMode copy, const char* what, OrtSyncStream* stream) {
+  if (!copies(t, target, copy, what)) return {t, false};
+  return {to(t, is_at(t, target) ? t.memory_info() : destination(t, target), stream), true};
 }
 
 CopyMode import_copy_mode(CopyMode copy, bool producer_copied, DLDevice source, const Target& target) {

@@ -73,6 +73,10 @@ DLDevice dl_device_from_name(const std::string& name);
 // CUDA and ROCm memory); nullptr when onnxruntime has none.
 const char* onnxruntime_device_name(DLDeviceType type);
 
+// Whether onnxruntime's Python OrtValue.from_dlpack wraps memory of that type (CPU, CUDA, ROCm: the only public way
+// to make an onnxruntime.OrtValue over foreign memory).
+bool onnxruntime_wraps(DLDeviceType type);
+
 // ORT device types and memory types by name ("cpu", "gpu", "fpga", "npu"; "default", "host_accessible"), as bindings
 // spell them. Error(kInvalidArgument) for unknown names.
 OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name);

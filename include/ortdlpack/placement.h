@@ -43,6 +43,10 @@ struct Placed {
 // Whether `t` already is where `target` asks.
 bool is_at(const Tensor& t, const Target& target);
 
+// The decision alone, without acting on it: whether place() copies (Error(kCopyRequired) when `copy` forbids the
+// copy it needs). Lets a caller prepare for a copy (a binding releases its interpreter lock) only when one comes.
+bool copies(const Tensor& t, const Target& target, CopyMode copy, const char* what);
+
 // `t` where `target` asks, under `copy`: `t` itself when it is there (unless kAlways); otherwise a copy into the
 // target's memory (host memcpy or the env's data transfer, transfer.h), or Error(kCopyRequired) with kNever.
 // `what` names the caller in messages ("from_dlpack", "__dlpack__", "to", "__array__"). `stream` (optional) orders

@@ -67,9 +67,9 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
 nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy);
 // What from_dlpack imports, as a core Tensor (no Python object made).
 Tensor import_any(nb::handle x, nb::handle device, nb::handle copy);
-// A legacy "dltensor" capsule for consumers that only read legacy capsules (upstream OrtValue.from_dlpack): built
-// on a versioned export, so read-only and packed sub-byte tensors pass too.
-nb::object legacy_capsule_for_ortvalue(const Tensor& t);
+// An onnxruntime.OrtValue sharing `t`'s memory (onnxruntime's OrtValue.from_dlpack over a legacy capsule built on a
+// versioned export, so read-only and packed sub-byte tensors pass too). BufferError for memory it cannot wrap.
+nb::object ortvalue_of(const Tensor& t);
 void bind_dlpack(nb::module_& m);
 
 // exchange_api.cc ------------------------------------------------------------------------------------------------

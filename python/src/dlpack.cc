@@ -206,6 +206,7 @@ CopyMode to_copy_mode(nb::handle copy) {
 }
 
 Placed place_released(const Tensor& t, const Target& target, CopyMode copy, const char* what) {
+  if (!copies(t, target, copy, what)) return {t, false};
   nb::gil_scoped_release release;
   return place(t, target, copy, what);
 }
@@ -226,8 +227,8 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
   return to_capsule(to_dlpack_legacy(p.tensor), kLegacy, legacy_destructor);
 }
 
-nb::object legacy_capsule_for_ortvalue(const Tensor& t) {
-  DLManagedTensorVersioned* inner = to_dlpack_versioned(t);
+// A legacy capsule over a versioned tensor, for onnxruntime's OrtValue.from_dlpack (legacy capsules only).
+nb::object legacy_capsule_over(DLManagedTensorVersioned* inner) {
   auto* w = new (std::nothrow) LegacyOverVersioned{};
   if (w == nullptr) {
     inner->deleter(inner);
@@ -238,6 +239,59 @@ nb::object legacy_capsule_for_ortvalue(const Tensor& t) {
   w->legacy.manager_ctx = w;
   w->legacy.deleter = &LegacyOverVersioned::deleter;
   return to_capsule(&w->legacy, kLegacy, legacy_destructor);
+}
+
+// onnxruntime.OrtValue over a legacy capsule: the native OrtValue.from_dlpack and the public wrapper class, looked up
+// once (the public classmethod only adds the __dlpack__ look-up done here already).
+nb::object ortvalue_from_capsule(nb::handle capsule) {
+  static PyObject* native = nullptr;
+  static PyObject* wrapper = nullptr;
+  if (wrapper == nullptr) {
+    native = nb::object(nb::module_::import_("onnxruntime.capi._pybind_state").attr("OrtValue").attr("from_dlpack"))
+                 .release()
+                 .ptr();
+    wrapper = nb::object(nb::module_::import_("onnxruntime").attr("OrtValue")).release().ptr();  // process lifetime
+  }
+  return nb::borrow(wrapper)(nb::borrow(native)(capsule));
+}
+
+nb::object ortvalue_of(const Tensor& t) {
+  const DLDevice d = t.device();
+  if (!onnxruntime_wraps(d.device_type)) {
+    throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " + describe(t.memory_info()) +
+                                             " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory "
+                                             "only); ortdlpack.run feeds such tensors to sessions");
+  }
+  return ortvalue_from_capsule(legacy_capsule_over(to_dlpack_versioned(t)));
+}
+
+// as_ortvalue: x's DLPack tensor goes to onnxruntime's OrtValue.from_dlpack as it is when that reads it correctly
+// (is_plain, import.h): one import, onnxruntime's. Otherwise ortdlpack imports it (copying what must be copied) and
+// exports that.
+nb::object as_ortvalue(nb::handle x) {
+  static PyObject* ortvalue_type = nb::object(nb::module_::import_("onnxruntime").attr("OrtValue")).release().ptr();
+  if (PyObject_TypeCheck(x.ptr(), reinterpret_cast<PyTypeObject*>(ortvalue_type))) return nb::borrow(x);
+  if (is_tensor(x)) return ortvalue_of(tensor_of(x).tensor);
+  if (PyCapsule_CheckExact(x.ptr())) return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
+  if (const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()))) {
+    DLManagedTensorVersioned* m = nullptr;
+    if (api->managed_tensor_from_py_object_no_sync(x.ptr(), &m) == 0) {
+      if (m->dl_tensor.device.device_type == kDLCPU && is_plain(m->dl_tensor, m->flags)) {
+        return ortvalue_from_capsule(legacy_capsule_over(m));
+      }
+      m->deleter(m);
+    }
+    PyErr_Clear();
+  } else if (PyObject* cap = PyObject_CallMethodNoArgs(x.ptr(), names().dlpack)) {
+    // What onnxruntime asks a producer for: its legacy capsule.
+    nb::object capsule = nb::steal(cap);
+    if (PyCapsule_IsValid(cap, kLegacy) && is_plain(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacy))->dl_tensor)) {
+      return ortvalue_from_capsule(capsule);
+    }
+  } else {
+    PyErr_Clear();  // e.g. numpy exports no read-only array as a legacy capsule: the versioned route below does
+  }
+  return ortvalue_of(import_any(x, nb::none(), nb::none()));
 }
 
 Tensor import_any(nb::handle x, nb::handle device, nb::handle copy) {
@@ -264,12 +318,16 @@ nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
 void bind_dlpack(nb::module_& m) {
   m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::kw_only(), nb::arg("device") = nb::none(),
         nb::arg("copy") = nb::none(),
-        nb::sig("def from_dlpack(x: object, /, *, device: object | None = None, copy: bool | None = None) -> Tensor"),
+        nb::sig("def from_dlpack(x: object, /, *, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice | None "
+                "= None, copy: bool | None = None) -> Tensor"),
         "An ortdlpack.Tensor over `x`'s memory: any object with __dlpack__ (numpy, torch, jax, tensorflow, "
         "onnxruntime.OrtValue, ortdlpack.Tensor) or a DLPack capsule. copy: None (copy only if needed), True "
-        "(always), False (never: BufferError if a copy is needed). device: move the result there (see Device).");
-  m.def("_legacy_capsule", [](nb::handle t) { return legacy_capsule_for_ortvalue(tensor_of(t).tensor); },
+        "(always), False (never: CopyRequiredError, both ValueError and BufferError, if a copy is needed). device: move the result there (see Device).");
+  m.def("_legacy_capsule", [](nb::handle t) { return legacy_capsule_over(to_dlpack_versioned(tensor_of(t).tensor)); },
         "A legacy 'dltensor' capsule of a Tensor for legacy-only consumers (read-only and sub-byte tensors too).");
+  m.def("as_ortvalue", &as_ortvalue, nb::arg("x"), nb::sig("def as_ortvalue(x: object) -> onnxruntime.OrtValue"),
+        "An onnxruntime.OrtValue over x's memory (anything from_dlpack takes), without a copy when x's layout allows "
+        "one; x lives as long as the OrtValue. An OrtValue is returned as is.");
 }
 
 }  // namespace ortdlpack::py

@@ -59,7 +59,7 @@ int set_python_error() noexcept {
 void bind_errors(nb::module_& m) {
   nb::object bases = nb::make_tuple(nb::handle(PyExc_ValueError), nb::handle(PyExc_BufferError));
   g_copy_required = PyErr_NewExceptionWithDoc(
-      "ortdlpack.CopyRequiredError",
+      "ortdlpack._ortdlpack.CopyRequiredError",
       "The exchange needs a copy and copy=False forbids it. Both ValueError (Array API, numpy's __array__) and "
       "BufferError (DLPack).",
       bases.ptr(), nullptr);

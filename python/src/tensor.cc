@@ -3,7 +3,9 @@
 #include <string>
 #include <vector>
 
-#include <nanobind/ndarray.h>
+// numpy's C API, imported by bind_tensor (only this file uses it).
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 #include <nanobind/stl/string.h>
 
 #include "common.h"
@@ -22,11 +24,21 @@ nb::object shape_tuple(const Tensor& t) {
   return tuple;
 }
 
-bool is_packed(DLDataType dt) { return dt.bits < 8; }
-bool numpy_has(DLDataType dt) {
-  return dt.code == kDLInt || dt.code == kDLUInt || dt.code == kDLBool || dt.code == kDLComplex ||
-         (dt.code == kDLFloat && dt.bits >= 16);
+// The numpy type of a DLPack dtype numpy has natively; -1 for the others (bfloat16, float8: an ml_dtypes view of
+// their unsigned storage).
+int numpy_type(DLDataType dt) {
+  const uint8_t bytes = static_cast<uint8_t>(dt.bits / 8);
+  switch (dt.code) {
+    case kDLInt: return bytes == 1 ? NPY_INT8 : bytes == 2 ? NPY_INT16 : bytes == 4 ? NPY_INT32 : NPY_INT64;
+    case kDLUInt: return bytes == 1 ? NPY_UINT8 : bytes == 2 ? NPY_UINT16 : bytes == 4 ? NPY_UINT32 : NPY_UINT64;
+    case kDLFloat: return bytes == 2 ? NPY_FLOAT16 : bytes == 4 ? NPY_FLOAT32 : bytes == 8 ? NPY_FLOAT64 : -1;
+    case kDLBool: return NPY_BOOL;
+    case kDLComplex: return bytes == 8 ? NPY_COMPLEX64 : NPY_COMPLEX128;
+    default: return -1;
+  }
 }
+
+int storage_type(DLDataType dt) { return dt.bits == 8 ? NPY_UINT8 : dt.bits == 16 ? NPY_UINT16 : NPY_UINT32; }
 
 nb::object ml_dtype(const char* name) {
   try {
@@ -36,44 +48,49 @@ nb::object ml_dtype(const char* name) {
   }
 }
 
+nb::object new_array(int type, const ShapeView& shape, void* data, int flags) {
+  npy_intp dims[kMaxNdim];
+  for (size_t i = 0; i < shape.size(); ++i) dims[i] = static_cast<npy_intp>(shape[i]);
+  PyObject* arr = PyArray_New(&PyArray_Type, static_cast<int>(shape.size()), dims, type, nullptr, data, 0, flags, nullptr);
+  if (arr == nullptr) throw nb::python_error();
+  return nb::steal(arr);
+}
+
 // A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed
 // sub-byte types, which numpy (ml_dtypes) holds one element per byte: then only when `copy` allows.
 nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
   const ONNXTensorElementDataType type = t.element_type();
   const DLDataType dt = to_dlpack_dtype(type);
   const ShapeView shape = t.shape();
-  if (is_packed(dt)) {
+  if (dt.bits < 8) {
     if (copy == CopyMode::kNever) {
       throw Error(ErrorKind::kCopyRequired, std::string("__array__: a numpy array of ") + dtype_name(type) +
                                                 " holds one element per byte: an unpacked copy (copy=False)");
     }
     // Unpack: element i sits in byte i*bits/8, low bits first; signed types are sign-extended.
-    const size_t count = t.element_count();
-    auto* unpacked = new uint8_t[count ? count : 1];
-    nb::capsule free_it(unpacked, [](void* p) noexcept { delete[] static_cast<uint8_t*>(p); });
+    nb::object arr = new_array(NPY_UINT8, shape, nullptr, 0);
+    auto* unpacked = static_cast<uint8_t*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr.ptr())));
     const auto* src = static_cast<const uint8_t*>(t.data());
     const uint32_t bits = dt.bits;
     const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1u);
-    for (size_t i = 0; i < count; ++i) {
+    for (size_t i = 0; i < t.element_count(); ++i) {
       const size_t bit = i * bits;
       uint8_t v = static_cast<uint8_t>((src[bit / 8] >> (bit % 8)) & mask);
       if (dt.code == kDLInt && (v >> (bits - 1))) v = static_cast<uint8_t>(v | static_cast<uint8_t>(~mask));
       unpacked[i] = v;
     }
-    nb::object arr = nb::cast(nb::ndarray<nb::numpy>(unpacked, shape.size(), reinterpret_cast<const size_t*>(shape.data()),
-                                                     free_it, nullptr, nb::dtype<uint8_t>()));
     return arr.attr("view")(ml_dtype(dtype_name(type)));
   }
-  const bool native = numpy_has(dt);
-  const nb::dlpack::dtype storage{native ? dt.code : static_cast<uint8_t>(kDLUInt), dt.bits, 1};
-  const auto* dims = reinterpret_cast<const size_t*>(shape.data());  // dims are >= 0: same bits as size_t
-  nb::object arr;
-  if (t.read_only()) {
-    arr = nb::cast(nb::ndarray<nb::numpy, nb::ro>(t.data(), shape.size(), dims, owner, nullptr, storage));
-  } else {
-    arr = nb::cast(nb::ndarray<nb::numpy>(t.data(), shape.size(), dims, owner, nullptr, storage));
+  const int native = numpy_type(dt);
+  // Size-0 tensors may have no data: numpy wants an address all the same.
+  static char empty;
+  void* data = t.data() != nullptr ? t.data() : &empty;
+  nb::object arr = new_array(native >= 0 ? native : storage_type(dt), shape, data,
+                             NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (t.read_only() ? 0 : NPY_ARRAY_WRITEABLE));
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(arr.ptr()), nb::borrow(owner).release().ptr()) != 0) {
+    throw nb::python_error();
   }
-  return native ? arr : arr.attr("view")(ml_dtype(dtype_name(type)));
+  return native >= 0 ? arr : arr.attr("view")(ml_dtype(dtype_name(type)));
 }
 
 nb::object numpy_dtype(nb::handle dtype) {
@@ -106,28 +123,6 @@ nb::object to_numpy(nb::handle self, nb::handle dtype, nb::handle copy) {
   return arr;
 }
 
-// onnxruntime.OrtValue over a legacy capsule: the native OrtValue.from_dlpack and the public wrapper class, looked up
-// once (the public classmethod only adds a __dlpack__ look-up this path does not need).
-nb::object ortvalue_of(const Tensor& t) {
-  static PyObject* native_from_dlpack = nullptr;
-  static PyObject* wrapper = nullptr;
-  if (wrapper == nullptr) {
-    nb::module_ ort = nb::module_::import_("onnxruntime");
-    wrapper = nb::object(ort.attr("OrtValue")).release().ptr();
-    native_from_dlpack =
-        nb::object(nb::module_::import_("onnxruntime.capi._pybind_state").attr("OrtValue").attr("from_dlpack")).release().ptr();
-  }
-  // onnxruntime's OrtValue.from_dlpack is the only public way to wrap memory as an OrtValue, and it knows CPU, CUDA
-  // and ROCm memory only: say so rather than hand it a capsule it must refuse.
-  const DLDevice d = t.device();
-  if (d.device_type != kDLCPU && d.device_type != kDLCUDA && d.device_type != kDLROCM) {
-    throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " + describe(t.memory_info()) +
-                                             " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory "
-                                             "only); ortdlpack.run feeds such tensors to sessions");
-  }
-  return nb::borrow(wrapper)(nb::borrow(native_from_dlpack)(legacy_capsule_for_ortvalue(t)));
-}
-
 std::string repr(const Tensor& t) {
   std::string s = "ortdlpack.Tensor(shape=(";
   const ShapeView shape = t.shape();
@@ -146,6 +141,7 @@ void bind_tensor(nb::module_& m) {
   auto cls = nb::class_<PyTensor>(m, "Tensor",
                                   "An ONNX Runtime tensor (a shared OrtValue) that speaks DLPack. Made by from_dlpack().");
   g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
+  if (_import_array() < 0) throw nb::python_error();
   cls.def("__dlpack__", &tensor_dlpack, nb::kw_only(), nb::arg("stream") = nb::none(),
           nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none(),
           nb::sig("def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None, "
@@ -155,7 +151,7 @@ void bind_tensor(nb::module_& m) {
       .def("__dlpack_device__", [](nb::handle self) {
         const DLDevice d = tensor_of(self).tensor.device();
         return nb::make_tuple(static_cast<int>(d.device_type), d.device_id);
-      }, "(dl_device_type, device_id) of the tensor's memory.")
+      }, nb::sig("def __dlpack_device__(self) -> tuple[int, int]"), "(dl_device_type, device_id) of the tensor's memory.")
       .def("__array__", &to_numpy, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
            nb::sig("def __array__(self, dtype: object | None = None, *, copy: bool | None = None) -> numpy.ndarray"),
            "A numpy array sharing the tensor's host memory (copied to the host first for device memory). "
@@ -186,13 +182,6 @@ void bind_tensor(nb::module_& m) {
                    "An onnxruntime.OrtValue sharing this tensor's memory (and keeping it alive). CPU, CUDA and ROCm memory.")
       .def("__repr__", [](nb::handle self) { return repr(tensor_of(self).tensor); });
   bind_exchange_api(m, cls);
-  m.def("as_ortvalue", [](nb::handle x) -> nb::object {
-    static PyObject* ortvalue_type = nb::object(nb::module_::import_("onnxruntime").attr("OrtValue")).release().ptr();
-    if (PyObject_TypeCheck(x.ptr(), reinterpret_cast<PyTypeObject*>(ortvalue_type))) return nb::borrow(x);
-    return ortvalue_of(import_any(x, nb::none(), nb::none()));
-  }, nb::arg("x"), nb::sig("def as_ortvalue(x: object) -> onnxruntime.OrtValue"),
-        "An onnxruntime.OrtValue over x's memory (anything from_dlpack takes), without a copy when x's layout allows "
-        "one; x lives as long as the OrtValue. An OrtValue is returned as is.");
 }
 
 }  // namespace ortdlpack::py

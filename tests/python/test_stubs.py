@@ -1,7 +1,7 @@
 """The committed python/ortdlpack/_ortdlpack.pyi is what nanobind's stub generator makes of the built extension.
 
 Regenerate after changing a binding:
-    python -m nanobind.stubgen -m ortdlpack._ortdlpack -o python/ortdlpack/_ortdlpack.pyi
+    python -m nanobind.stubgen -q -m ortdlpack._ortdlpack -p python/stubgen_patterns.txt -o python/ortdlpack/_ortdlpack.pyi
 """
 
 from __future__ import annotations
@@ -14,13 +14,15 @@ from pathlib import Path
 
 import pytest
 
-COMMITTED = Path(__file__).resolve().parents[2] / "python" / "ortdlpack" / "_ortdlpack.pyi"
+PYTHON = Path(__file__).resolve().parents[2] / "python"
+COMMITTED = PYTHON / "ortdlpack" / "_ortdlpack.pyi"
 
 
 def test_committed_stub_is_the_generated_one(tmp_path):
     pytest.importorskip("nanobind.stubgen", reason="nanobind (pinned in requirements.txt) is not installed")
     out = tmp_path / "_ortdlpack.pyi"
-    subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-q", "-m", "ortdlpack._ortdlpack", "-o", str(out)],
+    subprocess.run([sys.executable, "-m", "nanobind.stubgen", "-q", "-m", "ortdlpack._ortdlpack",
+                    "-p", str(PYTHON / "stubgen_patterns.txt"), "-o", str(out)],
                    check=True, env=dict(os.environ))
     generated = out.read_text().splitlines(keepends=True)
     committed = COMMITTED.read_text().splitlines(keepends=True)
