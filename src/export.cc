@@ -1,6 +1,7 @@
 #include "ortdlpack/export.h"
 
 #include <limits>
+#include <string>
 #include <new>
 #include <type_traits>
 
@@ -85,5 +86,41 @@ DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& tensor, uint64_t ext
 }
 
 DLManagedTensor* to_dlpack_legacy(const Tensor& tensor) { return export_tensor<DLManagedTensor>(tensor, false); }
+
+namespace {
+struct LegacyView {
+  DLManagedTensor legacy;
+  DLManagedTensorVersioned* inner;
+  static void deleter(DLManagedTensor* self) noexcept {
+    auto* v = static_cast<LegacyView*>(self->manager_ctx);
+    if (v->inner->deleter != nullptr) v->inner->deleter(v->inner);
+    delete v;
+  }
+};
+}  // namespace
+
+DLManagedTensor* legacy_view(DLManagedTensorVersioned* versioned) {
+  if (versioned == nullptr) throw Error(ErrorKind::kInvalidArgument, "legacy_view: managed tensor is NULL");
+  auto* v = new (std::nothrow) LegacyView{};
+  if (v == nullptr) {
+    if (versioned->deleter != nullptr) versioned->deleter(versioned);
+    throw std::bad_alloc();
+  }
+  v->inner = versioned;
+  v->legacy.dl_tensor = versioned->dl_tensor;
+  v->legacy.manager_ctx = v;
+  v->legacy.deleter = &LegacyView::deleter;
+  return &v->legacy;
+}
+
+void check_stream(DLDevice device, int64_t stream) {
+  if (stream == -1) return;
+  const DLDeviceType type = device.device_type;
+  const bool gpu = type == kDLCUDA || type == kDLCUDAManaged || type == kDLROCM;
+  if (gpu && (stream > 0 || (stream == 0 && type == kDLROCM))) return;
+  throw Error(ErrorKind::kInvalidArgument, gpu ? "stream must be None, -1 or a stream pointer (> 0 on CUDA)"
+                                               : "stream must be None or -1 on a device without streams (CPU and "
+                                                 "plugin devices)");
+}
 
 }  // namespace ortdlpack

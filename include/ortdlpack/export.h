@@ -22,4 +22,15 @@ DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& tensor, uint64_t ext
 // Error(kUnsupported) rather than silently exported.
 DLManagedTensor* to_dlpack_legacy(const Tensor& tensor);
 
+// A legacy tensor over a versioned one, sharing its DLTensor; its deleter deletes `versioned`. For consumers that take
+// legacy tensors only (onnxruntime's OrtValue.from_dlpack): the flags (READ_ONLY) are lost, so the caller vouches
+// for what the consumer does with the memory. Takes ownership of `versioned` (deleted if this throws).
+DLManagedTensor* legacy_view(DLManagedTensorVersioned* versioned);
+
+// Checks a consumer's `stream` argument of __dlpack__ (Array API standard) for memory on `device`: -1 ("no
+// synchronisation") anywhere; a stream pointer on CUDA and ROCm memory (> 0; 0, the legacy default stream, is
+// ambiguous on CUDA and accepted on ROCm only). Tensors ortdlpack hands out are complete when exported, so there is
+// nothing to order against. Error(kInvalidArgument) for other values.
+void check_stream(DLDevice device, int64_t stream);
+
 }  // namespace ortdlpack

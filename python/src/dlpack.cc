@@ -1,5 +1,6 @@
 // The Python DLPack protocol (Array API standard 2024.12): capsules, Tensor.__dlpack__ (producer) and
 // ortdlpack.from_dlpack (consumer). The tensors themselves are made and checked by the core (export.h, import.h).
+#include <cstdint>
 #include <cstring>
 #include <string>
 
@@ -38,17 +39,6 @@ nb::object to_capsule(Managed* m, const char* name, PyCapsule_Destructor destruc
   return nb::steal(capsule);
 }
 
-// A legacy DLManagedTensor over a versioned export: same DLTensor (shape and strides stay in the versioned one).
-struct LegacyOverVersioned {
-  DLManagedTensor legacy;
-  DLManagedTensorVersioned* inner;
-  static void deleter(DLManagedTensor* self) noexcept {
-    auto* w = static_cast<LegacyOverVersioned*>(self->manager_ctx);
-    w->inner->deleter(w->inner);
-    delete w;
-  }
-};
-
 // max_version: None (legacy capsule) or a (major, minor) tuple; a versioned capsule for major >= 1.
 bool wants_versioned(nb::handle max_version) {
   if (max_version.is_none()) return false;
@@ -63,21 +53,13 @@ bool wants_versioned(nb::handle max_version) {
   return major >= 1;
 }
 
-// Stream values on devices without a stream the package knows (CPU, plugin devices): None, or -1 ("no
-// synchronisation"). On CUDA/ROCm memory: also a stream pointer (> 0; 0 is ambiguous on CUDA and rejected there);
-// ORT tensors handed out by ortdlpack are complete when exported, so there is nothing to order against.
+// stream: None or an int, checked by the core (export.h).
 void check_stream(nb::handle stream, const Tensor& t) {
   if (stream.is_none()) return;
   if (!PyLong_Check(stream.ptr())) throw nb::type_error("stream must be None or an int");
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(stream.ptr(), &overflow);
-  if (overflow == 0 && v == -1) return;
-  const DLDeviceType type = t.device().device_type;
-  const bool gpu = type == kDLCUDA || type == kDLCUDAManaged || type == kDLROCM;
-  if (gpu && overflow >= 0 && (v > 0 || (v == 0 && type == kDLROCM))) return;
-  throw Error(ErrorKind::kInvalidArgument, gpu ? "stream must be None, -1 or a stream pointer (> 0 on CUDA)"
-                                               : "stream must be None or -1 on a device without streams (CPU and "
-                                                 "plugin devices)");
+  ortdlpack::check_stream(t.device(), overflow == 0 ? v : overflow > 0 ? INT64_MAX : INT64_MIN);
 }
 
 // --- import ----------------------------------------------------------------------------------------------------
@@ -228,18 +210,7 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
 }
 
 // A legacy capsule over a versioned tensor, for onnxruntime's OrtValue.from_dlpack (legacy capsules only).
-nb::object legacy_capsule_over(DLManagedTensorVersioned* inner) {
-  auto* w = new (std::nothrow) LegacyOverVersioned{};
-  if (w == nullptr) {
-    inner->deleter(inner);
-    throw std::bad_alloc();
-  }
-  w->inner = inner;
-  w->legacy.dl_tensor = inner->dl_tensor;
-  w->legacy.manager_ctx = w;
-  w->legacy.deleter = &LegacyOverVersioned::deleter;
-  return to_capsule(&w->legacy, kLegacy, legacy_destructor);
-}
+nb::object legacy_capsule_over(DLManagedTensorVersioned* inner) { return to_capsule(legacy_view(inner), kLegacy, legacy_destructor); }
 
 // onnxruntime.OrtValue over a legacy capsule: the native OrtValue.from_dlpack and the public wrapper class, looked up
 // once (the public classmethod only adds the __dlpack__ look-up done here already).

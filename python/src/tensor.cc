@@ -24,79 +24,73 @@ nb::object shape_tuple(const Tensor& t) {
   return tuple;
 }
 
-// The numpy type of a DLPack dtype numpy has natively; -1 for the others (bfloat16, float8: an ml_dtypes view of
-// their unsigned storage).
-int numpy_type(DLDataType dt) {
-  const uint8_t bytes = static_cast<uint8_t>(dt.bits / 8);
-  switch (dt.code) {
-    case kDLInt: return bytes == 1 ? NPY_INT8 : bytes == 2 ? NPY_INT16 : bytes == 4 ? NPY_INT32 : NPY_INT64;
-    case kDLUInt: return bytes == 1 ? NPY_UINT8 : bytes == 2 ? NPY_UINT16 : bytes == 4 ? NPY_UINT32 : NPY_UINT64;
-    case kDLFloat: return bytes == 2 ? NPY_FLOAT16 : bytes == 4 ? NPY_FLOAT32 : bytes == 8 ? NPY_FLOAT64 : -1;
-    case kDLBool: return NPY_BOOL;
-    case kDLComplex: return bytes == 8 ? NPY_COMPLEX64 : NPY_COMPLEX128;
-    default: return -1;
-  }
+nb::object numpy_dtype(nb::handle dtype) {
+  static PyObject* fn = nb::object(nb::module_::import_("numpy").attr("dtype")).release().ptr();  // process lifetime
+  return nb::borrow(fn)(dtype);
 }
 
-int storage_type(DLDataType dt) { return dt.bits == 8 ? NPY_UINT8 : dt.bits == 16 ? NPY_UINT16 : NPY_UINT32; }
-
-nb::object ml_dtype(const char* name) {
+// The numpy dtype of an element type, by the core's name for it: numpy's own, else ml_dtypes' (bfloat16, float8,
+// int4: one element per byte). Made once per element type.
+PyArray_Descr* descr_of(ONNXTensorElementDataType type) {
+  static PyArray_Descr* cache[64] = {};
+  const size_t i = static_cast<size_t>(type);
+  if (i < 64 && cache[i] != nullptr) return cache[i];
+  const char* name = dtype_name(type);
+  nb::object dtype;
   try {
-    return nb::module_::import_("ml_dtypes").attr(name);
+    dtype = numpy_dtype(nb::str(name));
   } catch (nb::python_error&) {
-    throw nb::type_error((std::string("a numpy array of ") + name + " needs the ml_dtypes package (pip install ml_dtypes)").c_str());
+    try {
+      dtype = numpy_dtype(nb::module_::import_("ml_dtypes").attr(name));
+    } catch (nb::python_error&) {
+      throw nb::type_error((std::string("a numpy array of ") + name + " needs the ml_dtypes package (pip install ml_dtypes)").c_str());
+    }
   }
-}
-
-nb::object new_array(int type, const ShapeView& shape, void* data, int flags) {
-  npy_intp dims[kMaxNdim];
-  for (size_t i = 0; i < shape.size(); ++i) dims[i] = static_cast<npy_intp>(shape[i]);
-  PyObject* arr = PyArray_New(&PyArray_Type, static_cast<int>(shape.size()), dims, type, nullptr, data, 0, flags, nullptr);
-  if (arr == nullptr) throw nb::python_error();
-  return nb::steal(arr);
+  auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.release().ptr());  // process lifetime
+  if (i < 64) cache[i] = descr;
+  return descr;
 }
 
 // A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed
 // sub-byte types, which numpy (ml_dtypes) holds one element per byte: then only when `copy` allows.
 nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
   const ONNXTensorElementDataType type = t.element_type();
-  const DLDataType dt = to_dlpack_dtype(type);
+  const uint32_t bits = dtype_bits(type);
+  const bool packed = bits < 8;
+  if (packed && copy == CopyMode::kNever) {
+    throw Error(ErrorKind::kCopyRequired, std::string("__array__: a numpy array of ") + dtype_name(type) +
+                                              " holds one element per byte: an unpacked copy (copy=False)");
+  }
   const ShapeView shape = t.shape();
-  if (dt.bits < 8) {
-    if (copy == CopyMode::kNever) {
-      throw Error(ErrorKind::kCopyRequired, std::string("__array__: a numpy array of ") + dtype_name(type) +
-                                                " holds one element per byte: an unpacked copy (copy=False)");
-    }
+  npy_intp dims[kMaxNdim];
+  for (size_t i = 0; i < shape.size(); ++i) dims[i] = static_cast<npy_intp>(shape[i]);
+  PyArray_Descr* descr = descr_of(type);
+  Py_INCREF(descr);  // PyArray_NewFromDescr steals it
+  static char empty;  // size-0 tensors may have no data: numpy wants an address all the same
+  void* data = packed ? nullptr : t.data() != nullptr ? t.data() : &empty;
+  const int flags = packed ? 0 : NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (t.read_only() ? 0 : NPY_ARRAY_WRITEABLE);
+  nb::object arr = nb::steal(PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(shape.size()), dims, nullptr,
+                                                  data, flags, nullptr));
+  if (!arr.is_valid()) throw nb::python_error();
+  auto* a = reinterpret_cast<PyArrayObject*>(arr.ptr());
+  if (packed) {
     // Unpack: element i sits in byte i*bits/8, low bits first; signed types are sign-extended.
-    nb::object arr = new_array(NPY_UINT8, shape, nullptr, 0);
-    auto* unpacked = static_cast<uint8_t*>(PyArray_DATA(reinterpret_cast<PyArrayObject*>(arr.ptr())));
+    auto* out = static_cast<uint8_t*>(PyArray_DATA(a));
     const auto* src = static_cast<const uint8_t*>(t.data());
-    const uint32_t bits = dt.bits;
+    const bool is_signed = to_dlpack_dtype(type).code == kDLInt;
     const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1u);
     for (size_t i = 0; i < t.element_count(); ++i) {
       const size_t bit = i * bits;
       uint8_t v = static_cast<uint8_t>((src[bit / 8] >> (bit % 8)) & mask);
-      if (dt.code == kDLInt && (v >> (bits - 1))) v = static_cast<uint8_t>(v | static_cast<uint8_t>(~mask));
-      unpacked[i] = v;
+      if (is_signed && (v >> (bits - 1))) v = static_cast<uint8_t>(v | static_cast<uint8_t>(~mask));
+      out[i] = v;
     }
-    return arr.attr("view")(ml_dtype(dtype_name(type)));
-  }
-  const int native = numpy_type(dt);
-  // Size-0 tensors may have no data: numpy wants an address all the same.
-  static char empty;
-  void* data = t.data() != nullptr ? t.data() : &empty;
-  nb::object arr = new_array(native >= 0 ? native : storage_type(dt), shape, data,
-                             NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (t.read_only() ? 0 : NPY_ARRAY_WRITEABLE));
-  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(arr.ptr()), nb::borrow(owner).release().ptr()) != 0) {
+  } else if (PyArray_SetBaseObject(a, nb::borrow(owner).release().ptr()) != 0) {
     throw nb::python_error();
   }
-  return native >= 0 ? arr : arr.attr("view")(ml_dtype(dtype_name(type)));
+  return arr;
 }
 
-nb::object numpy_dtype(nb::handle dtype) {
-  static PyObject* fn = nb::object(nb::module_::import_("numpy").attr("dtype")).release().ptr();  // process lifetime
-  return nb::borrow(fn)(dtype);
-}
 
 // Tensor.__array__(dtype=None, copy=None), numpy 2's protocol: copy=False raises (a ValueError) when a copy is
 // needed, for the memory (placement.h) and for the dtype alike.
