@@ -391,6 +391,23 @@ const char* onnxruntime_device_name(DLDeviceType type) {
   return row ? row->onnxruntime : nullptr;
 }
 
+const OrtEpDevice* find_ep_device(OrtEnv* e, const std::string& ep_name, int64_t hardware_type, int64_t vendor_id,
+                                  int64_t device_id) {
+  const OrtApi& api = ort();
+  const OrtEpDevice* const* devices = nullptr;
+  size_t count = 0;
+  check(api.GetEpDevices(e, &devices, &count));
+  for (size_t i = 0; i < count; ++i) {
+    const OrtHardwareDevice* d = api.EpDevice_Device(devices[i]);
+    if (ep_name == api.EpDevice_EpName(devices[i]) && static_cast<int64_t>(api.HardwareDevice_Type(d)) == hardware_type &&
+        static_cast<int64_t>(api.HardwareDevice_VendorId(d)) == vendor_id &&
+        static_cast<int64_t>(api.HardwareDevice_DeviceId(d)) == device_id) {
+      return devices[i];
+    }
+  }
+  throw Error(ErrorKind::kInvalidArgument, "OrtEpDevice of EP '" + ep_name + "' is not among the environment's EP devices");
+}
+
 bool onnxruntime_wraps(DLDeviceType type) { return type == kDLCPU || type == kDLCUDA || type == kDLROCM; }
 
 OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name) {

@@ -87,6 +87,12 @@ OrtDeviceMemoryType memory_type_from_name(const std::string& name);
 // info of a tensor its allocator made).
 bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b);
 
+// The EP device of `env` with that EP name and hardware device (type, vendor id, device id): how a binding finds the
+// OrtEpDevice behind its language's handle (onnxruntime.OrtEpDevice exposes no pointer). Error(kInvalidArgument)
+// when the env has none.
+const OrtEpDevice* find_ep_device(OrtEnv* env, const std::string& ep_name, int64_t hardware_type, int64_t vendor_id,
+                                  int64_t device_id);
+
 // "VirtualDevice:1 (NPU, vendor 0xD1A9, DEFAULT memory)": how error messages name ORT memory.
 std::string describe(const OrtMemoryInfo* info);
 

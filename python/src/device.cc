@@ -5,7 +5,6 @@
 //   (2, 0)                                                 a (dl_device_type, device_id) tuple, as __dlpack_device__ returns
 //   onnxruntime.OrtEpDevice                               an EP device of the env: its DEFAULT memory
 //   ortdlpack.Device                                      itself
-#include <cstring>
 #include <string>
 
 #include <nanobind/stl/optional.h>
@@ -28,31 +27,17 @@ long long as_int(nb::handle h, const char* what) {
   return v;
 }
 
-// An onnxruntime.OrtEpDevice: found again among the env's EP devices through the C API (same EP name and hardware
-// device), whose DEFAULT memory then names the device exactly.
+// An onnxruntime.OrtEpDevice: found again among the env's EP devices by the core, whose DEFAULT memory then names
+// the device exactly.
 Device from_ep_device(nb::handle ep) {
-  const std::string ep_name = nb::cast<std::string>(ep.attr("ep_name"));
   nb::object hw = ep.attr("device");
-  const long long hw_type = as_int(hw.attr("type"), "OrtHardwareDevice.type");
-  const long long vendor = as_int(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id");
-  const long long device_id = as_int(hw.attr("device_id"), "OrtHardwareDevice.device_id");
-  const OrtApi& api = ort();
-  const OrtEpDevice* const* devices = nullptr;
-  size_t count = 0;
-  check(api.GetEpDevices(env(), &devices, &count));
-  for (size_t i = 0; i < count; ++i) {
-    const OrtHardwareDevice* d = api.EpDevice_Device(devices[i]);
-    if (std::strcmp(api.EpDevice_EpName(devices[i]), ep_name.c_str()) != 0 ||
-        static_cast<long long>(api.HardwareDevice_Type(d)) != hw_type ||
-        static_cast<long long>(api.HardwareDevice_VendorId(d)) != vendor ||
-        static_cast<long long>(api.HardwareDevice_DeviceId(d)) != device_id) {
-      continue;
-    }
-    const OrtMemoryInfo* memory = api.EpDevice_MemoryInfo(devices[i], OrtDeviceMemoryType_DEFAULT);
-    if (memory == nullptr) return Device{};  // EPs that use plain CPU memory (the CPU EP) declare none
-    return Device{to_dlpack_device(memory), memory};
-  }
-  throw Error(ErrorKind::kInvalidArgument, "OrtEpDevice of EP '" + ep_name + "' is not among the environment's EP devices");
+  const OrtEpDevice* device = find_ep_device(env(), nb::cast<std::string>(ep.attr("ep_name")),
+                                             as_int(hw.attr("type"), "OrtHardwareDevice.type"),
+                                             as_int(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
+                                             as_int(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
+  const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(device, OrtDeviceMemoryType_DEFAULT);
+  if (memory == nullptr) return Device{};  // EPs that use plain CPU memory (the CPU EP) declare none
+  return Device{to_dlpack_device(memory), memory};
 }
 
 PyTypeObject* ep_device_type() {

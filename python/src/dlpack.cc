@@ -102,27 +102,30 @@ Tensor import_capsule(PyObject* capsule, CopyMode copy, const Target& target) {
                         "' is not a DLPack tensor (expected 'dltensor_versioned' or 'dltensor')").c_str());
 }
 
-// Through the producer type's C exchange API (DLPack 1.3): one C call, no capsule. Host tensors only: device tensors
-// go through __dlpack__, which orders the producer's work before the export. Returns an empty Tensor when this route
-// does not apply or the producer's table refuses the tensor (torch's refuses quantized and sparse tensors with a
-// RuntimeError; its __dlpack__ says BufferError, as the protocol wants): __dlpack__ then decides.
-Tensor import_exchange(nb::handle x, CopyMode copy, const Target& target) {
+// x's tensor through its type's C exchange API (DLPack 1.3): one C call, no capsule. Host tensors only: device tensors
+// go through __dlpack__, which orders the producer's work before the export. NULL when this route does not apply or
+// the producer's table refuses the tensor (torch's refuses quantized and sparse tensors with a RuntimeError; its
+// __dlpack__ says BufferError, as the protocol wants): __dlpack__ then decides.
+DLManagedTensorVersioned* exchange_export(nb::handle x) {
   const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()));
-  if (api == nullptr) return {};
   DLManagedTensorVersioned* m = nullptr;
+  if (api == nullptr) return nullptr;
   if (api->managed_tensor_from_py_object_no_sync(x.ptr(), &m) != 0) {
     PyErr_Clear();
-    return {};
+    return nullptr;
   }
-  if (m->dl_tensor.device.device_type != kDLCPU) {
-    m->deleter(m);
-    return {};
-  }
+  if (m->dl_tensor.device.device_type == kDLCPU) return m;
+  m->deleter(m);
+  return nullptr;
+}
+
+// Imports a managed tensor handed to us (freed here if the import fails).
+Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& target) {
   bool owned = false;  // by the Tensor, once imported
   try {
     return import_placed(m, copy, target, [&] { owned = true; });
   } catch (...) {
-    if (!owned && m->deleter != nullptr) m->deleter(m);  // ownership was given to us
+    if (!owned && m->deleter != nullptr) m->deleter(m);
     throw;
   }
 }
@@ -244,15 +247,11 @@ nb::object as_ortvalue(nb::handle x) {
   if (PyObject_TypeCheck(x.ptr(), reinterpret_cast<PyTypeObject*>(ortvalue_type))) return nb::borrow(x);
   if (is_tensor(x)) return ortvalue_of(tensor_of(x).tensor);
   if (PyCapsule_CheckExact(x.ptr())) return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
-  if (const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()))) {
-    DLManagedTensorVersioned* m = nullptr;
-    if (api->managed_tensor_from_py_object_no_sync(x.ptr(), &m) == 0) {
-      if (m->dl_tensor.device.device_type == kDLCPU && is_plain(m->dl_tensor, m->flags)) {
-        return ortvalue_from_capsule(legacy_capsule_over(m));
-      }
-      m->deleter(m);
+  if (exchange_api_of(Py_TYPE(x.ptr())) != nullptr) {
+    if (DLManagedTensorVersioned* m = exchange_export(x)) {
+      if (is_plain(m->dl_tensor, m->flags)) return ortvalue_from_capsule(legacy_capsule_over(m));
+      return ortvalue_of(import_owned(m, CopyMode::kIfNeeded, Target::anywhere()));
     }
-    PyErr_Clear();
   } else if (PyObject* cap = PyObject_CallMethodNoArgs(x.ptr(), names().dlpack)) {
     // What onnxruntime asks a producer for: its legacy capsule.
     nb::object capsule = nb::steal(cap);
@@ -270,7 +269,7 @@ Tensor import_any(nb::handle x, nb::handle device, nb::handle copy) {
   const Target target = to_target(device);
   if (is_tensor(x)) return place_released(tensor_of(x).tensor, target, mode, "from_dlpack").tensor;
   if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
-  if (Tensor t = import_exchange(x, mode, target)) return t;
+  if (DLManagedTensorVersioned* m = exchange_export(x)) return import_owned(m, mode, target);
   if (!PyObject_HasAttr(x.ptr(), names().dlpack)) {
     throw nb::type_error(("from_dlpack: " + std::string(Py_TYPE(x.ptr())->tp_name) +
                           " is neither a DLPack producer (no __dlpack__) nor a DLPack capsule").c_str());

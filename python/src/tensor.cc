@@ -74,17 +74,7 @@ nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
   if (!arr.is_valid()) throw nb::python_error();
   auto* a = reinterpret_cast<PyArrayObject*>(arr.ptr());
   if (packed) {
-    // Unpack: element i sits in byte i*bits/8, low bits first; signed types are sign-extended.
-    auto* out = static_cast<uint8_t*>(PyArray_DATA(a));
-    const auto* src = static_cast<const uint8_t*>(t.data());
-    const bool is_signed = to_dlpack_dtype(type).code == kDLInt;
-    const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1u);
-    for (size_t i = 0; i < t.element_count(); ++i) {
-      const size_t bit = i * bits;
-      uint8_t v = static_cast<uint8_t>((src[bit / 8] >> (bit % 8)) & mask);
-      if (is_signed && (v >> (bits - 1))) v = static_cast<uint8_t>(v | static_cast<uint8_t>(~mask));
-      out[i] = v;
-    }
+    unpack_sub_byte(type, t.data(), t.element_count(), static_cast<uint8_t*>(PyArray_DATA(a)));
   } else if (PyArray_SetBaseObject(a, nb::borrow(owner).release().ptr()) != 0) {
     throw nb::python_error();
   }
