@@ -1,6 +1,5 @@
 import numpy
 import onnxruntime
-from typing_extensions import CapsuleType
 
 
 DLPACK_VERSION: tuple = (1, 3)

@@ -24,6 +24,40 @@ nb::object shape_tuple(const Tensor& t) {
   return tuple;
 }
 
+// Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None).
+PyObject* dlpack_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  try {
+    if (nargs != 0) throw nb::type_error("__dlpack__() takes keyword arguments only");
+    nb::handle values[4] = {Py_None, Py_None, Py_None, Py_None};
+    static const char* const names[4] = {"stream", "max_version", "dl_device", "copy"};
+    const Py_ssize_t count = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < count; ++i) {
+      PyObject* key = PyTuple_GET_ITEM(kwnames, i);
+      size_t k = 0;
+      while (k < 4 && PyUnicode_CompareWithASCIIString(key, names[k]) != 0) ++k;
+      if (k == 4) {
+        throw nb::type_error(("__dlpack__() got an unexpected keyword argument '" + nb::cast<std::string>(nb::handle(key)) + "'").c_str());
+      }
+      values[k] = args[i];
+    }
+    return tensor_dlpack(self, values[0], values[1], values[2], values[3]).release().ptr();
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
+}
+
+// Tensor.__dlpack_device__(), called before every __dlpack__ by most consumers.
+PyObject* dlpack_device_method(PyObject* self, PyObject*) {
+  try {
+    const DLDevice d = tensor_of(self).tensor.device();
+    return Py_BuildValue("(ii)", static_cast<int>(d.device_type), static_cast<int>(d.device_id));
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
+}
+
 nb::object numpy_dtype(nb::handle dtype) {
   static PyObject* fn = nb::object(nb::module_::import_("numpy").attr("dtype")).release().ptr();  // process lifetime
   return nb::borrow(fn)(dtype);
@@ -126,17 +160,23 @@ void bind_tensor(nb::module_& m) {
                                   "An ONNX Runtime tensor (a shared OrtValue) that speaks DLPack. Made by from_dlpack().");
   g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   if (_import_array() < 0) throw nb::python_error();
-  cls.def("__dlpack__", &tensor_dlpack, nb::kw_only(), nb::arg("stream") = nb::none(),
-          nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none(),
-          nb::sig("def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None, "
-                  "dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> typing_extensions.CapsuleType"),
-          "A DLPack capsule of the tensor (Array API standard 2024.12): 'dltensor_versioned' when max_version >= (1, 0), "
-          "else legacy 'dltensor'.")
-      .def("__dlpack_device__", [](nb::handle self) {
-        const DLDevice d = tensor_of(self).tensor.device();
-        return nb::make_tuple(static_cast<int>(d.device_type), d.device_id);
-      }, nb::sig("def __dlpack_device__(self) -> tuple[int, int]"), "(dl_device_type, device_id) of the tensor's memory.")
-      .def("__array__", &to_numpy, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
+  // __dlpack__ and __dlpack_device__ are what every consumer calls: plain CPython methods (keywords read by hand)
+  // cost less than nanobind's generic dispatch. Their typed stub signatures come from python/stubgen_patterns.txt.
+  static PyMethodDef dlpack_def = {
+      "__dlpack__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&dlpack_method)),
+      METH_FASTCALL | METH_KEYWORDS,
+      "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+      "A DLPack capsule of the tensor (Array API standard 2024.12): 'dltensor_versioned' when max_version >= (1, 0), "
+      "else legacy 'dltensor'."};
+  nb::object dlpack = nb::steal(PyDescr_NewMethod(g_tensor_type, &dlpack_def));
+  if (!dlpack.is_valid()) throw nb::python_error();
+  nb::setattr(cls, "__dlpack__", dlpack);
+  static PyMethodDef device_def = {"__dlpack_device__", &dlpack_device_method, METH_NOARGS,
+                                   "__dlpack_device__($self, /)\n--\n\n(dl_device_type, device_id) of the tensor's memory."};
+  nb::object device = nb::steal(PyDescr_NewMethod(g_tensor_type, &device_def));
+  if (!device.is_valid()) throw nb::python_error();
+  nb::setattr(cls, "__dlpack_device__", device);
+  cls      .def("__array__", &to_numpy, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
            nb::sig("def __array__(self, dtype: object | None = None, *, copy: bool | None = None) -> numpy.ndarray"),
            "A numpy array sharing the tensor's host memory (copied to the host first for device memory). "
            "copy=False: CopyRequiredError (a ValueError) when that, or the dtype, needs a copy.")

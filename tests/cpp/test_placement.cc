@@ -8,6 +8,7 @@
 #include <functional>
 
 #include "ortdlpack/device.h"
+#include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/export.h"
 #include "ortdlpack/handle.h"
@@ -111,6 +112,25 @@ TEST(DeviceNames, OneTableBothWays) {
   }
   EXPECT_EQ(kind_of([] { ort_device_type_from_name("tpu"); }), ErrorKind::kInvalidArgument);
   EXPECT_EQ(kind_of([] { memory_type_from_name("pinned"); }), ErrorKind::kInvalidArgument);
+}
+
+TEST(Dtype, SubByteUnpacking) {
+  const uint8_t packed[2] = {0x9F, 0x07};  // int4 elements (low nibble first): -1, -7, 7, 0
+  uint8_t out[4] = {};
+  unpack_sub_byte(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, packed, 4, out);
+  EXPECT_EQ(static_cast<int8_t>(out[0]), -1);
+  EXPECT_EQ(static_cast<int8_t>(out[1]), -7);
+  EXPECT_EQ(out[2], 7);
+  EXPECT_EQ(out[3], 0);
+  unpack_sub_byte(ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, packed, 2, out);
+  EXPECT_EQ(out[0], 15);
+  EXPECT_EQ(out[1], 9);
+  EXPECT_EQ(kind_of([&] { unpack_sub_byte(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, packed, 2, out); }),
+            ErrorKind::kInvalidArgument);
+}
+
+TEST(DeviceNames, AnEpDeviceTheEnvDoesNotHaveIsAnInvalidArgument) {
+  EXPECT_EQ(kind_of([] { find_ep_device(env(), "NoSuchEP", 0, 0, 0); }), ErrorKind::kInvalidArgument);
 }
 
 TEST(Streams, OnlyValuesTheDeviceKnows) {
