@@ -39,6 +39,10 @@ def test_bad_max_version_is_type_error(t, bad):
 def test_positional_arguments_are_rejected(t):
     with pytest.raises(TypeError):
         t.__dlpack__(None)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'device'"):
+        t.__dlpack__(device=(1, 0))
+    with pytest.raises(TypeError):
+        t.__dlpack_device__(1)
 
 
 @pytest.mark.parametrize("versioned", [True, False])
