@@ -36,7 +36,7 @@ size_t TensorMeta::element_count() const {
 }  // namespace detail
 
 // Everything ORT can tell about the tensor, read once: the value never changes type, shape, data or memory.
-Tensor::Owner::Owner(OrtValue* v, bool ro) : value(v), read_only(ro) {
+Tensor::Owner::Owner(OrtValue* v, bool ro) : read_only(ro) {
   const OrtApi& api = ort();
   detail::TensorMeta meta(v);
   type = meta.type;
@@ -52,9 +52,8 @@ Tensor::Owner::Owner(OrtValue* v, bool ro) : value(v), read_only(ro) {
   check(api.GetTensorMutableData(v, &data));
   check(api.GetTensorMemoryInfo(v, &memory));
   host = ortdlpack::host_accessible(memory);
+  value.reset(v);
 }
-
-Tensor::Owner::~Owner() { ort().ReleaseValue(value); }
 
 Tensor::Tensor(OrtValue* value, bool read_only, const DLDevice* device) {
   if (value == nullptr) throw Error(ErrorKind::kInvalidArgument, "OrtValue is NULL");

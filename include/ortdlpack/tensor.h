@@ -16,6 +16,8 @@
 #include <memory>
 #include <vector>
 
+#include "ortdlpack/handle.h"
+
 namespace ortdlpack {
 
 // A read-only view of a shape held elsewhere (by the Tensor it came from; valid while that Tensor lives).
@@ -61,7 +63,7 @@ class Tensor {
   explicit Tensor(OrtValue* value, bool read_only = false, const DLDevice* device = nullptr);
 
   // Borrowed: valid while this Tensor (or a copy) lives.
-  OrtValue* ort_value() const noexcept { return owner_ ? owner_->value : nullptr; }
+  OrtValue* ort_value() const noexcept { return owner_ ? owner_->value.get() : nullptr; }
   explicit operator bool() const noexcept { return owner_ != nullptr; }
   bool read_only() const noexcept { return owner_ && owner_->read_only; }
   // How many Tensors and exported DLPack tensors share the OrtValue.
@@ -84,11 +86,8 @@ class Tensor {
 
  private:
   struct Owner {
-    Owner(OrtValue* v, bool ro);
-    Owner(const Owner&) = delete;
-    Owner& operator=(const Owner&) = delete;
-    ~Owner();
-    OrtValue* value;
+    Owner(OrtValue* v, bool ro);  // takes `v` only once everything about it was read
+    Owned<OrtValue> value;
     bool read_only;
     bool host = false;
     bool device_known = false;
