@@ -57,7 +57,7 @@ void bind_device(nb::module_& m);
 // dlpack.cc ------------------------------------------------------------------------------------------------------
 // copy=None/True/False (TypeError for anything else).
 CopyMode to_copy_mode(nb::handle copy);
-// place() (placement.h) without the GIL: a copy may take long.
+// place() (placement.h), the GIL released only when it copies (a copy may take long).
 Placed place_released(const Tensor& t, const Target& target, CopyMode copy, const char* what);
 // A new Python ortdlpack.Tensor owning `t`.
 nb::object wrap(Tensor t);
