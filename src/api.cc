@@ -7,6 +7,7 @@
 #include <string>
 
 #include "ortdlpack/error.h"
+#include "ortdlpack/handle.h"
 
 namespace ortdlpack {
 namespace {
@@ -81,10 +82,9 @@ OrtEnv* env() {
 
 void check(OrtStatus* status) {
   if (status == nullptr) return;
-  const OrtApi& api = ort();
-  const OrtErrorCode code = api.GetErrorCode(status);
-  std::string message = api.GetErrorMessage(status);
-  api.ReleaseStatus(status);
+  const Owned<OrtStatus> owned(status);
+  const OrtErrorCode code = ort().GetErrorCode(status);
+  const std::string message = ort().GetErrorMessage(status);
   throw Error(code == ORT_NOT_IMPLEMENTED ? ErrorKind::kUnsupported : ErrorKind::kRuntime,
               "ONNX Runtime: " + message);
 }

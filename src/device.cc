@@ -1,5 +1,6 @@
 #include "ortdlpack/device.h"
 
+#include <cctype>
 #include <cstdio>
 #include <cstdlib>
 #include <map>
@@ -76,36 +77,69 @@ const BuiltinRow* builtin_for_memory(const MemoryKey& k, const char* name) {
   return nullptr;
 }
 
-const char* device_type_name(OrtMemoryInfoDeviceType t) {
-  switch (t) {
-    case OrtMemoryInfoDeviceType_CPU: return "CPU";
-    case OrtMemoryInfoDeviceType_GPU: return "GPU";
-    case OrtMemoryInfoDeviceType_FPGA: return "FPGA";
-    case OrtMemoryInfoDeviceType_NPU: return "NPU";
+// The one table of DLPack device type names: the enum's name (messages), the name bindings use, and the name
+// onnxruntime's Python API gives such memory.
+struct DlName {
+  DLDeviceType type;
+  const char* enum_name;
+  const char* name;
+  const char* onnxruntime;
+};
+constexpr DlName kDlNames[] = {
+    {kDLCPU, "kDLCPU", "cpu", "cpu"},
+    {kDLCUDA, "kDLCUDA", "cuda", "cuda"},
+    {kDLCUDAHost, "kDLCUDAHost", "cuda_host", "cpu"},
+    {kDLOpenCL, "kDLOpenCL", "opencl", nullptr},
+    {kDLVulkan, "kDLVulkan", "vulkan", nullptr},
+    {kDLMetal, "kDLMetal", "metal", nullptr},
+    {kDLVPI, "kDLVPI", "vpi", nullptr},
+    {kDLROCM, "kDLROCM", "rocm", "cuda"},
+    {kDLROCMHost, "kDLROCMHost", "rocm_host", "cpu"},
+    {kDLExtDev, "kDLExtDev", "ext_dev", nullptr},
+    {kDLCUDAManaged, "kDLCUDAManaged", "cuda_managed", nullptr},
+    {kDLOneAPI, "kDLOneAPI", "oneapi", nullptr},
+    {kDLWebGPU, "kDLWebGPU", "webgpu", nullptr},
+    {kDLHexagon, "kDLHexagon", "hexagon", nullptr},
+    {kDLMAIA, "kDLMAIA", "maia", nullptr},
+    {kDLTrn, "kDLTrn", "trn", nullptr},
+};
+
+const DlName* dl_row(DLDeviceType t) {
+  for (const DlName& row : kDlNames) {
+    if (row.type == t) return &row;
   }
-  return "unknown device type";
+  return nullptr;
 }
 
 const char* dl_device_type_name(DLDeviceType t) {
-  switch (t) {
-    case kDLCPU: return "kDLCPU";
-    case kDLCUDA: return "kDLCUDA";
-    case kDLCUDAHost: return "kDLCUDAHost";
-    case kDLOpenCL: return "kDLOpenCL";
-    case kDLVulkan: return "kDLVulkan";
-    case kDLMetal: return "kDLMetal";
-    case kDLVPI: return "kDLVPI";
-    case kDLROCM: return "kDLROCM";
-    case kDLROCMHost: return "kDLROCMHost";
-    case kDLExtDev: return "kDLExtDev";
-    case kDLCUDAManaged: return "kDLCUDAManaged";
-    case kDLOneAPI: return "kDLOneAPI";
-    case kDLWebGPU: return "kDLWebGPU";
-    case kDLHexagon: return "kDLHexagon";
-    case kDLMAIA: return "kDLMAIA";
-    case kDLTrn: return "kDLTrn";
-  }
-  return nullptr;
+  const DlName* row = dl_row(t);
+  return row ? row->enum_name : nullptr;
+}
+
+// ORT's device types and memory types, named as bindings spell them (describe() prints them upper-case).
+struct OrtDeviceName {
+  OrtMemoryInfoDeviceType type;
+  const char* name;
+};
+constexpr OrtDeviceName kOrtDeviceNames[] = {
+    {OrtMemoryInfoDeviceType_CPU, "cpu"},
+    {OrtMemoryInfoDeviceType_GPU, "gpu"},
+    {OrtMemoryInfoDeviceType_FPGA, "fpga"},
+    {OrtMemoryInfoDeviceType_NPU, "npu"},
+};
+struct MemoryTypeName {
+  OrtDeviceMemoryType type;
+  const char* name;
+};
+constexpr MemoryTypeName kMemoryTypeNames[] = {
+    {OrtDeviceMemoryType_DEFAULT, "default"},
+    {OrtDeviceMemoryType_HOST_ACCESSIBLE, "host_accessible"},
+};
+
+std::string upper(const char* s) {
+  std::string r = s;
+  for (char& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return r;
 }
 
 bool refresh_from_env();
@@ -305,15 +339,103 @@ std::string describe(const OrtMemoryInfo* info) {
   check(api.MemoryInfoGetId(info, &id));
   char vendor[16];
   std::snprintf(vendor, sizeof vendor, "0x%04X", k.vendor_id);
-  return std::string(name ? name : "?") + ":" + std::to_string(id) + " (" + device_type_name(k.device_type) +
-         ", vendor " + vendor + ", " +
-         (k.memory_type == OrtDeviceMemoryType_HOST_ACCESSIBLE ? "HOST_ACCESSIBLE" : "DEFAULT") + " memory)";
+  std::string type = "unknown device type", memory = "unknown";
+  for (const OrtDeviceName& n : kOrtDeviceNames) {
+    if (n.type == k.device_type) type = upper(n.name);
+  }
+  for (const MemoryTypeName& n : kMemoryTypeNames) {
+    if (n.type == k.memory_type) memory = upper(n.name);
+  }
+  return std::string(name ? name : "?") + ":" + std::to_string(id) + " (" + type + ", vendor " + vendor + ", " +
+         memory + " memory)";
 }
 
 std::string describe(DLDevice device) {
   const char* name = dl_device_type_name(device.device_type);
   return (name ? std::string(name) : "device type " + std::to_string(static_cast<int>(device.device_type))) + ":" +
          std::to_string(device.device_id);
+}
+
+const char* device_type_name(DLDeviceType type) {
+  const DlName* row = dl_row(type);
+  return row ? row->name : nullptr;
+}
+
+std::string name_of(DLDevice device) {
+  const char* n = device_type_name(device.device_type);
+  std::string s = n ? n : "device_type_" + std::to_string(static_cast<int>(device.device_type));
+  if (device.device_type == kDLCPU && device.device_id == 0) return s;
+  return s + ":" + std::to_string(device.device_id);
+}
+
+DLDevice dl_device_from_name(const std::string& name) {
+  const size_t colon = name.find(':');
+  const std::string kind = name.substr(0, colon);
+  int32_t id = 0;
+  if (colon != std::string::npos) {
+    const std::string digits = name.substr(colon + 1);
+    char* end = nullptr;
+    const long v = digits.empty() || !std::isdigit(static_cast<unsigned char>(digits[0]))
+                       ? -1
+                       : std::strtol(digits.c_str(), &end, 10);
+    if (v < 0 || v > INT32_MAX || end == nullptr || *end != '\0') {
+      throw Error(ErrorKind::kInvalidArgument, "invalid device id in '" + name + "'");
+    }
+    id = static_cast<int32_t>(v);
+  }
+  for (const DlName& row : kDlNames) {
+    if (kind == row.name) return DLDevice{row.type, id};
+  }
+  throw Error(ErrorKind::kInvalidArgument, "unknown device '" + name + "' (expected e.g. 'cpu', 'cuda:0', 'ext_dev:0')");
+}
+
+const char* onnxruntime_device_name(DLDeviceType type) {
+  const DlName* row = dl_row(type);
+  return row ? row->onnxruntime : nullptr;
+}
+
+const OrtEpDevice* find_ep_device(OrtEnv* e, const std::string& ep_name, int64_t hardware_type, int64_t vendor_id,
+                                  int64_t device_id) {
+  const OrtApi& api = ort();
+  const OrtEpDevice* const* devices = nullptr;
+  size_t count = 0;
+  check(api.GetEpDevices(e, &devices, &count));
+  for (size_t i = 0; i < count; ++i) {
+    const OrtHardwareDevice* d = api.EpDevice_Device(devices[i]);
+    if (ep_name == api.EpDevice_EpName(devices[i]) && static_cast<int64_t>(api.HardwareDevice_Type(d)) == hardware_type &&
+        static_cast<int64_t>(api.HardwareDevice_VendorId(d)) == vendor_id &&
+        static_cast<int64_t>(api.HardwareDevice_DeviceId(d)) == device_id) {
+      return devices[i];
+    }
+  }
+  throw Error(ErrorKind::kInvalidArgument, "OrtEpDevice of EP '" + ep_name + "' is not among the environment's EP devices");
+}
+
+bool onnxruntime_wraps(DLDeviceType type) { return type == kDLCPU || type == kDLCUDA || type == kDLROCM; }
+
+OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name) {
+  for (const OrtDeviceName& n : kOrtDeviceNames) {
+    if (name == n.name) return n.type;
+  }
+  throw Error(ErrorKind::kInvalidArgument, "unknown ORT device type '" + name + "' (cpu, gpu, fpga, npu)");
+}
+
+OrtDeviceMemoryType memory_type_from_name(const std::string& name) {
+  for (const MemoryTypeName& n : kMemoryTypeNames) {
+    if (name == n.name) return n.type;
+  }
+  throw Error(ErrorKind::kInvalidArgument, "unknown memory type '" + name + "' (default, host_accessible)");
+}
+
+bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b) {
+  if (a == b) return true;
+  if (a == nullptr || b == nullptr) return false;
+  const MemoryKey ka = key_of(a), kb = key_of(b);
+  int ida = 0, idb = 0;
+  check(ort().MemoryInfoGetId(a, &ida));
+  check(ort().MemoryInfoGetId(b, &idb));
+  return ka.device_type == kb.device_type && ka.vendor_id == kb.vendor_id && ka.memory_type == kb.memory_type &&
+         ida == idb;
 }
 
 }  // namespace ortdlpack

@@ -114,4 +114,19 @@ size_t storage_bytes(ONNXTensorElementDataType type, size_t count) {
   return bits >= 8 ? count * (bits / 8) : (count * bits + 7) / 8;
 }
 
+void unpack_sub_byte(ONNXTensorElementDataType type, const void* packed, size_t count, uint8_t* out) {
+  const DLDataType dt = to_dlpack_dtype(type);
+  const uint32_t bits = dt.bits;
+  if (bits >= 8) throw Error(ErrorKind::kInvalidArgument, std::string("unpack_sub_byte: ") + dtype_name(type) + " is not packed");
+  // Element i sits in byte i*bits/8, low bits first (ONNX and DLPack 1.1 alike).
+  const auto* src = static_cast<const uint8_t*>(packed);
+  const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1u);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t bit = i * bits;
+    uint8_t v = static_cast<uint8_t>((src[bit / 8] >> (bit % 8)) & mask);
+    if (dt.code == kDLInt && (v >> (bits - 1))) v = static_cast<uint8_t>(v | static_cast<uint8_t>(~mask));
+    out[i] = v;
+  }
+}
+
 }  // namespace ortdlpack

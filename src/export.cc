@@ -1,6 +1,7 @@
 #include "ortdlpack/export.h"
 
 #include <limits>
+#include <string>
 #include <new>
 #include <type_traits>
 
@@ -8,7 +9,6 @@
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
-#include "tensor_meta.h"
 
 namespace ortdlpack {
 namespace {
@@ -34,47 +34,42 @@ static_assert(sizeof(ExportContext<DLManagedTensor>) % alignof(int64_t) == 0);
 template <class Managed>
 Managed* export_tensor(const Tensor& tensor, bool versioned) {
   if (!tensor) throw Error(ErrorKind::kInvalidArgument, "cannot export an empty Tensor");
-  const OrtApi& api = ort();
-  OrtValue* value = tensor.ort_value();
-  const detail::TensorMeta meta(value);
-  const DLDataType dtype = to_dlpack_dtype(meta.type);
+  const ONNXTensorElementDataType type = tensor.element_type();
+  const ShapeView dims = tensor.shape();
+  const DLDataType dtype = to_dlpack_dtype(type);
   if (!versioned && dtype.bits < 8) {
-    throw Error(ErrorKind::kUnsupported, std::string(dtype_name(meta.type)) +
+    throw Error(ErrorKind::kUnsupported, std::string(dtype_name(type)) +
                                              " is a packed sub-byte type, which needs DLPack >= 1.1 (versioned)");
   }
   if (!versioned && tensor.read_only()) {
     throw Error(ErrorKind::kUnsupported,
                 "a read-only tensor cannot be exported as a legacy DLPack tensor, which has no read-only flag");
   }
-  const OrtMemoryInfo* info = nullptr;
-  check(api.GetTensorMemoryInfo(value, &info));
-  const DLDevice device = to_dlpack_device(info);
-  void* data = nullptr;
-  check(api.GetTensorMutableData(value, &data));
+  const DLDevice device = tensor.device();
 
   using Context = ExportContext<Managed>;
-  void* memory = ::operator new(sizeof(Context) + 2 * meta.ndim * sizeof(int64_t));
+  void* memory = ::operator new(sizeof(Context) + 2 * dims.size() * sizeof(int64_t));
   auto* ctx = new (memory) Context();
   ctx->owner = tensor;
   int64_t* shape = ctx->dims();
-  int64_t* strides = shape + meta.ndim;
+  int64_t* strides = shape + dims.size();
   int64_t stride = 1;
-  for (size_t i = meta.ndim; i-- > 0;) {
-    shape[i] = meta.shape[i];
+  for (size_t i = dims.size(); i-- > 0;) {
+    shape[i] = dims[i];
     strides[i] = stride;
     // Size-0/1 dims keep nonzero strides, as torch and numpy do. Only an empty tensor can have dims whose product
     // overflows int64 (e.g. [0, 2^62, 4], accepted from DLPack or ORT); its strides address nothing: saturate.
-    if (__builtin_mul_overflow(stride, meta.shape[i] > 1 ? meta.shape[i] : 1, &stride)) {
+    if (__builtin_mul_overflow(stride, dims[i] > 1 ? dims[i] : 1, &stride)) {
       stride = std::numeric_limits<int64_t>::max();
     }
   }
   DLTensor& t = ctx->managed.dl_tensor;
-  t.data = data;
+  t.data = tensor.data();
   t.device = device;
-  t.ndim = static_cast<int32_t>(meta.ndim);
+  t.ndim = static_cast<int32_t>(dims.size());
   t.dtype = dtype;
-  t.shape = meta.ndim ? shape : nullptr;
-  t.strides = meta.ndim ? strides : nullptr;
+  t.shape = dims.size() ? shape : nullptr;
+  t.strides = dims.size() ? strides : nullptr;
   t.byte_offset = 0;
   ctx->managed.manager_ctx = ctx;
   ctx->managed.deleter = &Context::deleter;
@@ -91,5 +86,31 @@ DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& tensor, uint64_t ext
 }
 
 DLManagedTensor* to_dlpack_legacy(const Tensor& tensor) { return export_tensor<DLManagedTensor>(tensor, false); }
+
+namespace {
+struct LegacyView {
+  DLManagedTensor legacy;
+  DLManagedTensorVersioned* inner;
+  static void deleter(DLManagedTensor* self) noexcept {
+    auto* v = static_cast<LegacyView*>(self->manager_ctx);
+    if (v->inner->deleter != nullptr) v->inner->deleter(v->inner);
+    delete v;
+  }
+};
+}  // namespace
+
+DLManagedTensor* legacy_view(DLManagedTensorVersioned* versioned) {
+  if (versioned == nullptr) throw Error(ErrorKind::kInvalidArgument, "legacy_view: managed tensor is NULL");
+  auto* v = new (std::nothrow) LegacyView{};
+  if (v == nullptr) {
+    if (versioned->deleter != nullptr) versioned->deleter(versioned);
+    throw std::bad_alloc();
+  }
+  v->inner = versioned;
+  v->legacy.dl_tensor = versioned->dl_tensor;
+  v->legacy.manager_ctx = v;
+  v->legacy.deleter = &LegacyView::deleter;
+  return &v->legacy;
+}
 
 }  // namespace ortdlpack

@@ -187,10 +187,24 @@ Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& op
     delete allocator;  // the caller keeps `managed`
     check(status);
   }
-  return {Tensor(value, read_only), false};
+  return {Tensor(value, read_only, &t.device), false};
 }
 
 }  // namespace
+
+bool is_plain(const DLTensor& t, uint64_t flags) noexcept {
+  if (t.byte_offset != 0 || (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || t.dtype.bits < 8 ||
+      t.dtype.code == kDLComplex) {
+    return false;
+  }
+  if (!onnxruntime_wraps(t.device.device_type)) return false;
+  try {
+    const Layout l = validate(t, flags, ImportOptions{});
+    return l.compact && l.aligned;
+  } catch (...) {
+    return false;
+  }
+}
 
 Imported from_dlpack(DLManagedTensorVersioned* managed, const ImportOptions& options) {
   if (managed == nullptr) invalid("managed tensor is NULL");

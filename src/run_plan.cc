@@ -180,19 +180,6 @@ void check_against(const Tensor& tensor, const IoInfo& io, const char* role) {
   }
 }
 
-// The same device memory (device type, vendor, device id, memory type); names and allocator kinds may differ.
-bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b) {
-  const OrtApi& api = ort();
-  OrtMemoryInfoDeviceType ta = OrtMemoryInfoDeviceType_CPU, tb = OrtMemoryInfoDeviceType_CPU;
-  api.MemoryInfoGetDeviceType(a, &ta);
-  api.MemoryInfoGetDeviceType(b, &tb);
-  int ia = 0, ib = 0;
-  check(api.MemoryInfoGetId(a, &ia));
-  check(api.MemoryInfoGetId(b, &ib));
-  return ta == tb && ia == ib && api.MemoryInfoGetVendorId(a) == api.MemoryInfoGetVendorId(b) &&
-         api.MemoryInfoGetDeviceMemType(a) == api.MemoryInfoGetDeviceMemType(b);
-}
-
 bool plain_cpu(const OrtMemoryInfo* m) {
   OrtMemoryInfoDeviceType type = OrtMemoryInfoDeviceType_CPU;
   ort().MemoryInfoGetDeviceType(m, &type);

@@ -4,6 +4,7 @@
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
+#include "ortdlpack/handle.h"
 #include "tensor_meta.h"
 
 namespace ortdlpack {
@@ -18,16 +19,13 @@ TensorMeta::TensorMeta(const OrtValue* value) {
     return;
   }
 #endif
-  OrtTensorTypeAndShapeInfo* info = nullptr;
-  check(api.GetTensorTypeAndShape(value, &info));
-  OrtStatus* status = api.GetTensorElementType(info, &type);
-  if (status == nullptr) status = api.GetDimensionsCount(info, &ndim);
-  if (status == nullptr) {
-    owned.resize(ndim);
-    status = api.GetDimensions(info, owned.data(), ndim);
-  }
-  api.ReleaseTensorTypeAndShapeInfo(info);
-  check(status);
+  OrtTensorTypeAndShapeInfo* raw = nullptr;
+  check(api.GetTensorTypeAndShape(value, &raw));
+  const Owned<OrtTensorTypeAndShapeInfo> info(raw);
+  check(api.GetTensorElementType(info.get(), &type));
+  check(api.GetDimensionsCount(info.get(), &ndim));
+  owned.resize(ndim);
+  check(api.GetDimensions(info.get(), owned.data(), ndim));
   shape = owned.data();
 }
 
@@ -39,51 +37,53 @@ size_t TensorMeta::element_count() const {
 
 }  // namespace detail
 
-Tensor::Owner::~Owner() { ort().ReleaseValue(value); }
+// Everything ORT can tell about the tensor, read once: the value never changes type, shape, data or memory.
+Tensor::Owner::Owner(OrtValue* v, bool ro) : read_only(ro) {
+  const OrtApi& api = ort();
+  detail::TensorMeta meta(v);
+  type = meta.type;
+  ndim = meta.ndim;
+  owned_dims = std::move(meta.owned);
+  dims = owned_dims.empty() ? meta.shape : owned_dims.data();
+  count = meta.element_count();
+  try {
+    bytes = storage_bytes(type, count);
+  } catch (const Error&) {
+    bytes = 0;  // strings and types DLPack cannot carry: no byte size anyone asks for (export refuses them)
+  }
+  check(api.GetTensorMutableData(v, &data));
+  check(api.GetTensorMemoryInfo(v, &memory));
+  host = ortdlpack::host_accessible(memory);
+  value.reset(v);
+}
 
-Tensor::Tensor(OrtValue* value, bool read_only) {
+Tensor::Tensor(OrtValue* value, bool read_only, const DLDevice* device) {
   if (value == nullptr) throw Error(ErrorKind::kInvalidArgument, "OrtValue is NULL");
+  Owned<OrtValue> guard(value);  // released here if anything below fails
   int is_tensor = 0;
-  OrtStatus* status = ort().IsTensor(value, &is_tensor);
-  if (status != nullptr || !is_tensor) {
-    ort().ReleaseValue(value);
-    check(status);
+  check(ort().IsTensor(value, &is_tensor));
+  if (!is_tensor) {
     throw Error(ErrorKind::kInvalidArgument, "OrtValue is not a tensor (sequences, maps and optionals have no DLPack form)");
   }
-  try {
-    owner_ = std::make_shared<Owner>(value, read_only);
-  } catch (...) {
-    ort().ReleaseValue(value);
-    throw;
+  auto owner = std::make_shared<Owner>(value, read_only);
+  guard.release();
+  if (device != nullptr) {
+    owner->device = *device;
+    owner->device_known = true;
+  } else {
+    try {
+      owner->device = to_dlpack_device(owner->memory);
+      owner->device_known = true;
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kUnsupported) throw;  // memory no DLPack device maps: device() says so when asked
+    }
   }
+  owner_ = std::move(owner);
 }
 
-ONNXTensorElementDataType Tensor::element_type() const { return detail::TensorMeta(ort_value()).type; }
-
-std::vector<int64_t> Tensor::shape() const {
-  detail::TensorMeta meta(ort_value());
-  return std::vector<int64_t>(meta.shape, meta.shape + meta.ndim);
+DLDevice Tensor::device() const {
+  if (!owner_) throw Error(ErrorKind::kInvalidArgument, "empty Tensor");
+  return owner_->device_known ? owner_->device : to_dlpack_device(owner_->memory);
 }
-
-size_t Tensor::element_count() const { return detail::TensorMeta(ort_value()).element_count(); }
-
-size_t Tensor::byte_size() const {
-  detail::TensorMeta meta(ort_value());
-  return storage_bytes(meta.type, meta.element_count());
-}
-
-void* Tensor::data() const {
-  void* p = nullptr;
-  check(ort().GetTensorMutableData(ort_value(), &p));
-  return p;
-}
-
-const OrtMemoryInfo* Tensor::memory_info() const {
-  const OrtMemoryInfo* info = nullptr;
-  check(ort().GetTensorMemoryInfo(ort_value(), &info));
-  return info;
-}
-
-DLDevice Tensor::device() const { return to_dlpack_device(memory_info()); }
 
 }  // namespace ortdlpack

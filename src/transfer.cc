@@ -9,7 +9,6 @@
 #include "ortdlpack/ep_library.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/stream.h"
-#include "tensor_meta.h"
 
 namespace ortdlpack {
 namespace {
@@ -20,21 +19,12 @@ bool is_cpu(const OrtMemoryInfo* info) {
   return type == OrtMemoryInfoDeviceType_CPU && ort().MemoryInfoGetDeviceMemType(info) == OrtDeviceMemoryType_DEFAULT;
 }
 
-bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b) {
-  int diff = 1;
-  check(ort().CompareMemoryInfo(a, b, &diff));
-  return diff == 0;
-}
-
 void check_pair(const Tensor& src, const Tensor& dst, size_t i) {
   if (!src || !dst) throw Error(ErrorKind::kInvalidArgument, "copy: tensor " + std::to_string(i) + " is empty");
   if (dst.read_only()) {
     throw Error(ErrorKind::kInvalidArgument, "copy: destination " + std::to_string(i) + " is read-only");
   }
-  const detail::TensorMeta s(src.ort_value()), d(dst.ort_value());
-  bool same = s.type == d.type && s.ndim == d.ndim;
-  for (size_t k = 0; same && k < s.ndim; ++k) same = s.shape[k] == d.shape[k];
-  if (!same) {
+  if (src.element_type() != dst.element_type() || src.shape() != dst.shape()) {
     throw Error(ErrorKind::kInvalidArgument,
                 "copy: tensor " + std::to_string(i) + " differs in element type or shape between source and destination");
   }
@@ -145,7 +135,7 @@ void copy(const std::vector<Tensor>& src, const std::vector<Tensor>& dst, OrtSyn
   for (size_t i = 0; i < src.size(); ++i) {
     const OrtMemoryInfo* sm = src[i].memory_info();
     const OrtMemoryInfo* dm = dst[i].memory_info();
-    if (host_accessible(sm) && host_accessible(dm)) {
+    if (src[i].host_accessible() && dst[i].host_accessible()) {
       host_pairs.push_back(i);
       continue;
     }
@@ -168,8 +158,7 @@ void copy(const Tensor& src, const Tensor& dst, OrtSyncStream* stream) { copy(st
 
 Tensor to(const Tensor& src, const OrtMemoryInfo* memory, OrtSyncStream* stream) {
   if (!src) throw Error(ErrorKind::kInvalidArgument, "to: empty Tensor");
-  detail::TensorMeta meta(src.ort_value());
-  Tensor dst = allocate(meta.type, std::vector<int64_t>(meta.shape, meta.shape + meta.ndim), memory);
+  Tensor dst = allocate(src.element_type(), src.shape(), memory);
   copy(src, dst, stream);
   return dst;
 }

@@ -2,8 +2,8 @@
 //
 // Memory is exported as the lowest-level DLPack device that owns it, so any framework can take it: NVIDIA GPU
 // memory is kDLCUDA (pinned host memory kDLCUDAHost), AMD kDLROCM/kDLROCMHost, Intel GPU kDLOneAPI, Apple GPU
-// kDLMetal, CPU kDLCPU. CUDA managed memory (kDLCUDAManaged) is imported as CUDA memory: ORT has no managed memory
-// type, and CUDA kernels read it as device memory. Memory no DLPack consumer could read (a plugin EP's private device) is never given one of
+// kDLMetal, CPU kDLCPU. CUDA managed memory (kDLCUDAManaged) is held as CUDA memory: ORT has no managed memory
+// type, and CUDA kernels read it as device memory (an imported tensor keeps its kDLCUDAManaged label). Memory no DLPack consumer could read (a plugin EP's private device) is never given one of
 // those labels: it can be exported only after a mapping was registered, either explicitly with register_device()
 // or by the EP itself, which advertises the key kEpMetadataDlpackDeviceType in its OrtEpDevice metadata
 // (see register_ep_devices()). Anything else is an Error(kUnsupported) that names the device.
@@ -58,6 +58,41 @@ bool unregister_device(OrtMemoryInfoDeviceType device_type, uint32_t vendor_id, 
 // Registers the DEFAULT memory of every EP device in `env` whose EP advertises kEpMetadataDlpackDeviceType
 // (HOST_ACCESSIBLE memory needs no mapping: it is host memory, kDLCPU). Returns how many mappings were added.
 int register_ep_devices(OrtEnv* env);
+
+// The one table of DLPack device type names. Lower-case names ("cpu", "cuda", "cuda_host", "ext_dev", ...) are how
+// bindings spell devices; nullptr for a type DLPack does not name.
+const char* device_type_name(DLDeviceType type);
+
+// "cpu" (kDLCPU:0), "cuda:1", "ext_dev:0"; "device_type_N:id" for a type DLPack does not name.
+std::string name_of(DLDevice device);
+
+// Parses "cpu", "cuda", "cuda:1", ... (":id" optional, default 0). Error(kInvalidArgument) for unknown names and
+// invalid ids.
+DLDevice dl_device_from_name(const std::string& name);
+
+// The device name onnxruntime's Python API uses for memory of that DLPack type ("cpu" for host memory, "cuda" for
+// CUDA and ROCm memory); nullptr when onnxruntime has none.
+const char* onnxruntime_device_name(DLDeviceType type);
+
+// Whether onnxruntime's Python OrtValue.from_dlpack wraps memory of that type (CPU, CUDA, ROCm: the only public way
+// to make an onnxruntime.OrtValue over foreign memory).
+bool onnxruntime_wraps(DLDeviceType type);
+
+// ORT device types and memory types by name ("cpu", "gpu", "fpga", "npu"; "default", "host_accessible"), as bindings
+// spell them. Error(kInvalidArgument) for unknown names.
+OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name);
+OrtDeviceMemoryType memory_type_from_name(const std::string& name);
+
+// Whether two memory infos name the same memory: device type, vendor, device id and memory type (ORT's own
+// CompareMemoryInfo also compares names and allocator kinds, which differ between an EP device's info and the
+// info of a tensor its allocator made).
+bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b);
+
+// The EP device of `env` with that EP name and hardware device (type, vendor id, device id): how a binding finds the
+// OrtEpDevice behind its language's handle (onnxruntime.OrtEpDevice exposes no pointer). Error(kInvalidArgument)
+// when the env has none.
+const OrtEpDevice* find_ep_device(OrtEnv* env, const std::string& ep_name, int64_t hardware_type, int64_t vendor_id,
+                                  int64_t device_id);
 
 // "VirtualDevice:1 (NPU, vendor 0xD1A9, DEFAULT memory)": how error messages name ORT memory.
 std::string describe(const OrtMemoryInfo* info);

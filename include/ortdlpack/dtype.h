@@ -36,4 +36,8 @@ uint32_t dtype_bits(ONNXTensorElementDataType type);
 // Bytes of `count` elements, rounded up for packed sub-byte types.
 size_t storage_bytes(ONNXTensorElementDataType type, size_t count);
 
+// Unpacks `count` elements of a packed sub-byte type (dtype_bits < 8) into one byte each, as ml_dtypes holds them:
+// signed types sign-extended. Error(kInvalidArgument) for whole-byte types.
+void unpack_sub_byte(ONNXTensorElementDataType type, const void* packed, size_t count, uint8_t* out);
+
 }  // namespace ortdlpack

@@ -22,4 +22,9 @@ DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& tensor, uint64_t ext
 // Error(kUnsupported) rather than silently exported.
 DLManagedTensor* to_dlpack_legacy(const Tensor& tensor);
 
+// A legacy tensor over a versioned one, sharing its DLTensor; its deleter deletes `versioned`. For consumers that take
+// legacy tensors only (onnxruntime's OrtValue.from_dlpack): the flags (READ_ONLY) are lost, so the caller vouches
+// for what the consumer does with the memory. Takes ownership of `versioned` (deleted if this throws).
+DLManagedTensor* legacy_view(DLManagedTensorVersioned* versioned);
+
 }  // namespace ortdlpack

@@ -18,18 +18,13 @@
 
 #include <dlpack/dlpack.h>
 
+#include "ortdlpack/placement.h"
 #include "ortdlpack/tensor.h"
 
 namespace ortdlpack {
 
-enum class CopyMode {
-  kNever,     // zero-copy or Error(kCopyRequired)           (Python copy=False)
-  kIfNeeded,  // zero-copy when possible, else a copy        (Python copy=None)
-  kAlways,    // always a fresh compact copy on the same device (Python copy=True)
-};
-
 struct ImportOptions {
-  CopyMode copy = CopyMode::kNever;
+  CopyMode copy = CopyMode::kNever;  // placement.h; kAlways: a fresh compact copy on the same device
   // Import kDLUInt/8 as ONNX bool (the pre-DLPack-1.0 convention for bool, e.g. older ORT exports).
   bool uint8_as_bool = false;
 };
@@ -41,6 +36,12 @@ struct Imported {
 
 Imported from_dlpack(DLManagedTensorVersioned* managed, const ImportOptions& options = {});
 Imported from_dlpack(DLManagedTensor* managed, const ImportOptions& options = {});
+
+// Whether a consumer that reads only plain DLPack tensors reads `t` (with versioned `flags`) correctly as it is:
+// compact row-major, aligned, byte_offset 0, a whole-byte element type ONNX has, writable, in CPU, CUDA or ROCm
+// memory. That is what onnxruntime's own OrtValue.from_dlpack reads: such a tensor is handed to it without an
+// import of ortdlpack's own. Never throws: a malformed tensor is not plain (importing it says why).
+bool is_plain(const DLTensor& t, uint64_t flags = 0) noexcept;
 
 // The largest ndim accepted from outside (numpy's limit).
 inline constexpr int32_t kMaxNdim = 64;

@@ -7,7 +7,9 @@
 #include "ortdlpack/ep_library.h"  // EP libraries shipped with ORT, registered when needed
 #include "ortdlpack/error.h"     // ortdlpack::Error
 #include "ortdlpack/export.h"    // Tensor -> DLPack
+#include "ortdlpack/handle.h"    // Owned<T>: RAII owner of ORT handles
 #include "ortdlpack/import.h"    // DLPack -> Tensor
+#include "ortdlpack/placement.h" // place(): the one copy/no-copy decision
 #include "ortdlpack/session.h"   // run an OrtSession on Tensors through IoBinding
 #include "ortdlpack/stream.h"    // stream ordering of device work
 #include "ortdlpack/tensor.h"    // Tensor: shared owner of an OrtValue

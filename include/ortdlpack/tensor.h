@@ -3,6 +3,9 @@
 // ORT's C API has no reference-counted values, so a Tensor adds the count: copies of a Tensor share one OrtValue,
 // released when the last copy (or the last DLPack tensor exported from it) goes. It also carries what ORT cannot
 // hold: whether the memory is read-only (ORT has no read-only tensors; see import.h).
+//
+// A tensor's element type, shape, data pointer and memory never change, so they are read from ORT once, when the
+// Tensor is made, and the accessors below only read held fields (the shape is a view, like tvm-ffi's ShapeView).
 #pragma once
 
 #include <dlpack/dlpack.h>
@@ -13,38 +16,90 @@
 #include <memory>
 #include <vector>
 
+#include "ortdlpack/handle.h"
+
 namespace ortdlpack {
+
+// A read-only view of a shape held elsewhere (by the Tensor it came from; valid while that Tensor lives).
+class ShapeView {
+ public:
+  using value_type = int64_t;
+  using const_iterator = const int64_t*;
+  using iterator = const_iterator;
+
+  ShapeView() noexcept = default;
+  ShapeView(const int64_t* dims, size_t ndim) noexcept : dims_(dims), ndim_(ndim) {}
+
+  const int64_t* data() const noexcept { return dims_; }
+  size_t size() const noexcept { return ndim_; }
+  bool empty() const noexcept { return ndim_ == 0; }
+  int64_t operator[](size_t i) const noexcept { return dims_[i]; }
+  const_iterator begin() const noexcept { return dims_; }
+  const_iterator end() const noexcept { return dims_ + ndim_; }
+  operator std::vector<int64_t>() const { return std::vector<int64_t>(begin(), end()); }
+
+  friend bool operator==(ShapeView a, ShapeView b) noexcept {
+    if (a.ndim_ != b.ndim_) return false;
+    for (size_t i = 0; i < a.ndim_; ++i) {
+      if (a.dims_[i] != b.dims_[i]) return false;
+    }
+    return true;
+  }
+  friend bool operator!=(ShapeView a, ShapeView b) noexcept { return !(a == b); }
+  friend bool operator==(ShapeView a, const std::vector<int64_t>& b) noexcept { return a == ShapeView(b.data(), b.size()); }
+  friend bool operator==(const std::vector<int64_t>& a, ShapeView b) noexcept { return b == a; }
+
+ private:
+  const int64_t* dims_ = nullptr;
+  size_t ndim_ = 0;
+};
 
 class Tensor {
  public:
   Tensor() noexcept = default;
 
   // Takes ownership of `value`, which must be a tensor (Error(kInvalidArgument) otherwise; `value` is then released).
-  explicit Tensor(OrtValue* value, bool read_only = false);
+  // `device`: the DLPack device of its memory when the caller knows it (an import); otherwise it is looked up.
+  explicit Tensor(OrtValue* value, bool read_only = false, const DLDevice* device = nullptr);
 
   // Borrowed: valid while this Tensor (or a copy) lives.
-  OrtValue* ort_value() const noexcept { return owner_ ? owner_->value : nullptr; }
+  OrtValue* ort_value() const noexcept { return owner_ ? owner_->value.get() : nullptr; }
   explicit operator bool() const noexcept { return owner_ != nullptr; }
   bool read_only() const noexcept { return owner_ && owner_->read_only; }
   // How many Tensors and exported DLPack tensors share the OrtValue.
   long use_count() const noexcept { return owner_.use_count(); }
 
-  ONNXTensorElementDataType element_type() const;
-  std::vector<int64_t> shape() const;
-  size_t element_count() const;
-  size_t byte_size() const;
-  void* data() const;  // a device pointer for device memory
-  const OrtMemoryInfo* memory_info() const;
+  // Held fields: no ORT call. An empty Tensor has none (UNDEFINED, no dims, NULL).
+  ONNXTensorElementDataType element_type() const noexcept { return owner_ ? owner_->type : ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED; }
+  ShapeView shape() const noexcept { return owner_ ? ShapeView(owner_->dims, owner_->ndim) : ShapeView(); }
+  size_t element_count() const noexcept { return owner_ ? owner_->count : 0; }
+  size_t byte_size() const noexcept { return owner_ ? owner_->bytes : 0; }
+  void* data() const noexcept { return owner_ ? owner_->data : nullptr; }  // a device pointer for device memory
+  const OrtMemoryInfo* memory_info() const noexcept { return owner_ ? owner_->memory : nullptr; }
+  // Whether the host reads the memory directly (CPU, pinned, HOST_ACCESSIBLE).
+  bool host_accessible() const noexcept { return owner_ && owner_->host; }
+  // The DLPack device of the memory; Error(kUnsupported) when none maps it (device.h), looked up again then, since
+  // a mapping may be registered later.
   DLDevice device() const;
+  // Whether device() answers without a lookup (false for memory no DLPack device mapped when the Tensor was made).
+  bool has_device() const noexcept { return owner_ && owner_->device_known; }
 
  private:
   struct Owner {
-    Owner(OrtValue* v, bool ro) noexcept : value(v), read_only(ro) {}
-    Owner(const Owner&) = delete;
-    Owner& operator=(const Owner&) = delete;
-    ~Owner();
-    OrtValue* value;
+    Owner(OrtValue* v, bool ro);  // takes `v` only once everything about it was read
+    Owned<OrtValue> value;
     bool read_only;
+    bool host = false;
+    bool device_known = false;
+    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    const int64_t* dims = nullptr;  // ORT's own storage (API >= 24) or `owned_dims`
+    size_t ndim = 0;
+    size_t count = 0;
+    size_t bytes = 0;
+    void* data = nullptr;
+    const OrtMemoryInfo* memory = nullptr;
+    DLDevice device{kDLCPU, 0};
+    std::vector<int64_t> owned_dims;  // only on ORT < 1.24, which has no allocation-free accessor
   };
   std::shared_ptr<Owner> owner_;
 };

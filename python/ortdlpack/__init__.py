@@ -61,24 +61,16 @@ _hand_over()
 
 from ._ortdlpack import (  # noqa: E402
     DLPACK_VERSION,
+    CopyRequiredError,
     Device,
     Session,
     Tensor,
     __version__,
+    as_ortvalue,
     from_dlpack,
     register_device,
     unregister_device,
 )
-
-
-def as_ortvalue(x: object) -> _ort.OrtValue:
-    """An ``onnxruntime.OrtValue`` over ``x``'s memory, without a copy when ``x``'s layout allows one.
-
-    ``x`` is anything :func:`from_dlpack` takes. The producer is kept alive as long as the OrtValue lives.
-    """
-    if isinstance(x, _ort.OrtValue):
-        return x
-    return from_dlpack(x).ortvalue
 
 
 def register_execution_provider_library(name: str, path: str) -> int:
@@ -93,6 +85,7 @@ from .session import run  # noqa: E402
 
 __all__ = [
     "DLPACK_VERSION",
+    "CopyRequiredError",
     "Device",
     "Session",
     "Tensor",

@@ -33,8 +33,10 @@ struct PyTensor {
 
 // errors.cc ------------------------------------------------------------------------------------------------------
 void bind_errors(nb::module_& m);
-// The Python exception type for an ortdlpack::Error kind.
+// The Python exception type for an ortdlpack::Error kind (kCopyRequired: ortdlpack.CopyRequiredError, both
+// ValueError and BufferError), and its name as DLPackExchangeAPI's set_error takes it.
 PyObject* exception_type(ErrorKind kind);
+const char* exception_name(ErrorKind kind);
 // In a C entry point (exchange API): turns the exception being handled into a Python error. Returns -1.
 int set_python_error() noexcept;
 
@@ -47,22 +49,39 @@ struct Device {
 // Accepts a Device, "cpu", "cuda:0", a (dl_device_type, id) tuple and an onnxruntime.OrtEpDevice.
 // TypeError for other types, ValueError for unknown names.
 Device to_device(nb::handle spec);
+// The placement target (placement.h) a device argument names: None -> anywhere, an EP device -> its exact memory.
+Target to_target(nb::handle spec);
 nb::object make_device(DLDevice dl);
-bool same_device(DLDevice a, DLDevice b);
 void bind_device(nb::module_& m);
 
 // dlpack.cc ------------------------------------------------------------------------------------------------------
+// copy=None/True/False (TypeError for anything else).
+CopyMode to_copy_mode(nb::handle copy);
+// place() (placement.h), the GIL released only when it copies (a copy may take long).
+Placed place_released(const Tensor& t, const Target& target, CopyMode copy, const char* what);
 // A new Python ortdlpack.Tensor owning `t`.
 nb::object wrap(Tensor t);
 // Tensor.__dlpack__ and ortdlpack.from_dlpack.
 nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                          nb::handle copy);
 nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy);
-// A legacy "dltensor" capsule for consumers that only read legacy capsules (upstream OrtValue.from_dlpack): built
-// on a versioned export, so read-only and packed sub-byte tensors pass too.
-// bool_as_uint8: a bool tensor described as uint8 (what onnxruntime < 1.32 takes, with its is_bool_tensor flag).
-nb::object legacy_capsule_for_ortvalue(const Tensor& t, bool bool_as_uint8 = false);
+// What from_dlpack imports, as a core Tensor (no Python object made).
+Tensor import_any(nb::handle x, nb::handle device, nb::handle copy);
+// A legacy "dltensor" capsule over a versioned export (legacy_view, export.h), for legacy-only consumers such as
+// onnxruntime's OrtValue.from_dlpack: read-only and packed sub-byte tensors pass too.
+nb::object legacy_capsule_over(DLManagedTensorVersioned* inner);
 void bind_dlpack(nb::module_& m);
+
+// ortvalue.cc ----------------------------------------------------------------------------------------------------
+// The onnxruntime.OrtValue boundary, through what the installed onnxruntime has (1.23 on).
+bool is_ortvalue(nb::handle x);
+// onnxruntime.OrtValue over an unconsumed legacy capsule (bool told to onnxruntime < 1.32 its own way).
+nb::object ortvalue_from_capsule(nb::handle capsule);
+// An onnxruntime.OrtValue sharing `t`'s memory and keeping it alive. BufferError for memory it cannot wrap (CPU,
+// CUDA and ROCm only).
+nb::object ortvalue_of(const Tensor& t);
+// An unconsumed legacy capsule of an onnxruntime.OrtValue's tensor, bool tensors typed kDLBool.
+nb::object capsule_of_ortvalue(nb::handle ortvalue);
 
 // exchange_api.cc ------------------------------------------------------------------------------------------------
 // The DLPackExchangeAPI of `type` (its __dlpack_c_exchange_api__, looked up once per type), or NULL.
@@ -76,13 +95,6 @@ PyTypeObject* tensor_type();
 inline bool is_tensor(nb::handle h) { return Py_TYPE(h.ptr()) == tensor_type() || PyObject_TypeCheck(h.ptr(), tensor_type()); }
 inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
 
-// ortvalue.cc ----------------------------------------------------------------------------------------------------
-// onnxruntime.OrtValue, whichever onnxruntime version is installed (1.23 on).
-bool is_ortvalue(nb::handle x);
-// An onnxruntime.OrtValue sharing t's memory (CPU, CUDA, ROCm) and keeping it alive.
-nb::object ortvalue_of(const Tensor& t);
-// An unconsumed legacy capsule of an onnxruntime.OrtValue's tensor, bool tensors typed kDLBool.
-nb::object capsule_of_ortvalue(nb::handle ortvalue);
 // session.cc -----------------------------------------------------------------------------------------------------
 // ortdlpack.Session: an OrtSession made with the C API on env() and run by ortdlpack::Session.
 void bind_session(nb::module_& m);

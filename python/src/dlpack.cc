@@ -1,6 +1,8 @@
 // The Python DLPack protocol (Array API standard 2024.12): capsules, Tensor.__dlpack__ (producer) and
 // ortdlpack.from_dlpack (consumer). The tensors themselves are made and checked by the core (export.h, import.h).
+#include <cstdint>
 #include <cstring>
+#include <optional>
 #include <string>
 
 #include "common.h"
@@ -38,26 +40,6 @@ nb::object to_capsule(Managed* m, const char* name, PyCapsule_Destructor destruc
   return nb::steal(capsule);
 }
 
-// A legacy DLManagedTensor over a versioned export: same DLTensor (shape and strides stay in the versioned one).
-struct LegacyOverVersioned {
-  DLManagedTensor legacy;
-  DLManagedTensorVersioned* inner;
-  static void deleter(DLManagedTensor* self) noexcept {
-    auto* w = static_cast<LegacyOverVersioned*>(self->manager_ctx);
-    w->inner->deleter(w->inner);
-    delete w;
-  }
-};
-
-// --- arguments -------------------------------------------------------------------------------------------------
-
-CopyMode parse_copy(nb::handle copy) {
-  if (copy.is_none()) return CopyMode::kIfNeeded;
-  if (copy.ptr() == Py_True) return CopyMode::kAlways;
-  if (copy.ptr() == Py_False) return CopyMode::kNever;
-  throw nb::type_error("copy must be True, False or None");
-}
-
 // max_version: None (legacy capsule) or a (major, minor) tuple; a versioned capsule for major >= 1.
 bool wants_versioned(nb::handle max_version) {
   if (max_version.is_none()) return false;
@@ -88,40 +70,70 @@ std::optional<int64_t> parse_stream(nb::handle stream) {
 
 // --- import ----------------------------------------------------------------------------------------------------
 
+uint64_t flags_of(const DLManagedTensorVersioned* m) { return m->version.major == DLPACK_MAJOR_VERSION ? m->flags : 0; }
+uint64_t flags_of(const DLManagedTensor*) { return 0; }
+
+// The one import route (capsules and the C exchange API): import under the copy mode placement.h derives, then
+// place. On failure of the import the caller still owns `m`; `consumed()` runs once the Tensor owns it (a capsule
+// is renamed then, so that its destructor does not free it again whatever placing does).
+template <class Managed, class Consumed>
+Tensor import_placed(Managed* m, CopyMode copy, const Target& target, Consumed consumed) {
+  ImportOptions options;
+  options.copy = import_copy_mode(copy, (flags_of(m) & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, m->dl_tensor.device,
+                                  target);
+  Imported r = ortdlpack::from_dlpack(m, options);
+  consumed();
+  return place_released(r.tensor, target, placement_copy_mode(copy), "from_dlpack").tensor;
+}
+
 // Imports a DLPack capsule: ownership moves into the Tensor and the capsule is renamed used_*. On failure the capsule
-// is untouched and still owns its tensor. `copy` True is honoured without a second copy when the producer flagged
-// its tensor IS_COPIED.
-// With copy True and a `target` device other than the tensor's, the move to the target (place()) is the copy.
-Tensor import_capsule(PyObject* capsule, CopyMode copy, const Device* target) {
+// is untouched and still owns its tensor.
+Tensor import_capsule(PyObject* capsule, CopyMode copy, const Target& target) {
   const char* name = PyCapsule_GetName(capsule);
   if (name == nullptr) throw nb::python_error();
-  ImportOptions options;
-  options.copy = copy;
-  const auto moves = [&](const DLTensor& t) { return target != nullptr && !same_device(target->dl, t.device); };
   if (std::strcmp(name, kVersioned) == 0) {
     auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kVersioned));
     if (m == nullptr) throw nb::python_error();
-    if (copy == CopyMode::kAlways && m->version.major == DLPACK_MAJOR_VERSION &&
-        ((m->flags & DLPACK_FLAG_BITMASK_IS_COPIED) || moves(m->dl_tensor))) {
-      options.copy = CopyMode::kIfNeeded;
-    }
-    Imported r = ortdlpack::from_dlpack(m, options);
-    PyCapsule_SetName(capsule, kUsedVersioned);
-    return std::move(r.tensor);
+    return import_placed(m, copy, target, [&] { PyCapsule_SetName(capsule, kUsedVersioned); });
   }
   if (std::strcmp(name, kLegacy) == 0) {
     auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kLegacy));
     if (m == nullptr) throw nb::python_error();
-    if (copy == CopyMode::kAlways && moves(m->dl_tensor)) options.copy = CopyMode::kIfNeeded;
-    Imported r = ortdlpack::from_dlpack(m, options);
-    PyCapsule_SetName(capsule, kUsedLegacy);
-    return std::move(r.tensor);
+    return import_placed(m, copy, target, [&] { PyCapsule_SetName(capsule, kUsedLegacy); });
   }
   if (std::strcmp(name, kUsedVersioned) == 0 || std::strcmp(name, kUsedLegacy) == 0) {
-    throw nb::value_error("this DLPack capsule was already consumed (a capsule can be imported once)");
+    throw Error(ErrorKind::kInvalidArgument, "this DLPack capsule was already consumed (a capsule can be imported once)");
   }
   throw nb::type_error(("a PyCapsule named '" + std::string(name) +
                         "' is not a DLPack tensor (expected 'dltensor_versioned' or 'dltensor')").c_str());
+}
+
+// x's tensor through its type's C exchange API (DLPack 1.3): one C call, no capsule. Host tensors only: device tensors
+// go through __dlpack__, which orders the producer's work before the export. NULL when this route does not apply or
+// the producer's table refuses the tensor (torch's refuses quantized and sparse tensors with a RuntimeError; its
+// __dlpack__ says BufferError, as the protocol wants): __dlpack__ then decides.
+DLManagedTensorVersioned* exchange_export(nb::handle x) {
+  const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()));
+  DLManagedTensorVersioned* m = nullptr;
+  if (api == nullptr) return nullptr;
+  if (api->managed_tensor_from_py_object_no_sync(x.ptr(), &m) != 0) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  if (m->dl_tensor.device.device_type == kDLCPU) return m;
+  m->deleter(m);
+  return nullptr;
+}
+
+// Imports a managed tensor handed to us (freed here if the import fails).
+Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& target) {
+  bool owned = false;  // by the Tensor, once imported
+  try {
+    return import_placed(m, copy, target, [&] { owned = true; });
+  } catch (...) {
+    if (!owned && m->deleter != nullptr) m->deleter(m);
+    throw;
+  }
 }
 
 // Interned names and prebuilt arguments of the __dlpack__ call.
@@ -138,69 +150,25 @@ const Names& names() {
   return *n;
 }
 
-// Asks a producer for a capsule: __dlpack__(max_version=(1, 3)[, dl_device=...][, copy=...]); a producer older
-// than the 2023.12 standard raises TypeError for the keywords, and is asked again plainly: `*asked_all` tells which.
-nb::object call_dlpack_on_stream(nb::handle x, const std::optional<DLDevice>& device, nb::handle copy,
-                                 uintptr_t stream, bool* asked_all);
-
-nb::object call_dlpack(nb::handle x, const std::optional<DLDevice>& device, nb::handle copy, bool* asked_all,
-                       uintptr_t stream = 0) {
-  if (stream != 0) return call_dlpack_on_stream(x, device, copy, stream, asked_all);
-  const Names& n = names();
-  PyObject* args[4] = {x.ptr(), n.max_version_value, nullptr, nullptr};
-  size_t count = 2;
-  int which = 0;
-  nb::object device_tuple;
-  if (device) {
-    device_tuple = nb::make_tuple(static_cast<int>(device->device_type), device->device_id);
-    args[count++] = device_tuple.ptr();
-    which |= 1;
-  }
-  if (!copy.is_none()) {
-    args[count++] = copy.ptr();
-    which |= 2;
-  }
-  PyObject* r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, n.kw[which]);
-  *asked_all = true;
-  if (r == nullptr && device && PyErr_ExceptionMatches(PyExc_BufferError)) {
-    // The producer cannot export on the target device: take it where it is, and ortdlpack moves it (place()).
-    PyErr_Clear();
-    if (which & 2) args[2] = copy.ptr();
-    r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, n.kw[which & 2]);
-  }
-  if (r == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
-    PyErr_Clear();
-    *asked_all = false;
-    r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
-  }
-  if (r == nullptr) throw nb::python_error();
-  if (!PyCapsule_CheckExact(r)) {
-    Py_DECREF(r);
-    throw nb::type_error("__dlpack__() did not return a PyCapsule");
-  }
-  return nb::steal(r);
-}
-
 // The same call for a device tensor, naming ortdlpack's stream for that device (stream.h): the producer orders its
 // pending work before it, as torch does for __dlpack__(stream=). Keyword arguments in a dict: device tensors only.
-nb::object call_dlpack_on_stream(nb::handle x, const std::optional<DLDevice>& device, nb::handle copy,
-                                 uintptr_t stream, bool* asked_all) {
+nb::object call_dlpack_on_stream(nb::handle x, const Target& target, nb::handle copy, uintptr_t stream) {
   nb::dict kw;
   kw["stream"] = nb::int_(stream);
   kw["max_version"] = nb::borrow(names().max_version_value);
-  if (device) kw["dl_device"] = nb::make_tuple(static_cast<int>(device->device_type), device->device_id);
+  if (target.kind == Target::Kind::kDevice) {
+    kw["dl_device"] = nb::make_tuple(static_cast<int>(target.device.device_type), target.device.device_id);
+  }
   if (!copy.is_none()) kw["copy"] = copy;
   nb::object method = x.attr("__dlpack__");
-  *asked_all = true;
   PyObject* r = PyObject_Call(method.ptr(), nb::tuple().ptr(), kw.ptr());
-  if (r == nullptr && device && PyErr_ExceptionMatches(PyExc_BufferError)) {
-    PyErr_Clear();  // cannot export on the target device: take it where it is (place() moves it)
+  if (r == nullptr && kw.contains("dl_device") && PyErr_ExceptionMatches(PyExc_BufferError)) {
+    PyErr_Clear();  // cannot export on the target device: take it where it is (placing moves it)
     PyDict_DelItemString(kw.ptr(), "dl_device");
     r = PyObject_Call(method.ptr(), nb::tuple().ptr(), kw.ptr());
   }
   if (r == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
     PyErr_Clear();  // older than the 2023.12 standard: `stream` is all it knows
-    *asked_all = false;
     nb::dict only;
     only["stream"] = nb::int_(stream);
     r = PyObject_Call(method.ptr(), nb::tuple().ptr(), only.ptr());
@@ -238,24 +206,59 @@ uintptr_t stream_for_producer(nb::handle x) {
   return consumer_stream(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
 }
 
-// Moves `t` to `target` when it is elsewhere (copy False: BufferError instead).
-Tensor place(Tensor t, const Device* target, CopyMode copy) {
-  if (target == nullptr) return t;
-  if (same_device(t.device(), target->dl) && target->memory == nullptr) return t;
-  if (target->memory != nullptr) {
-    int diff = 1;
-    check(ort().CompareMemoryInfo(t.memory_info(), target->memory, &diff));
-    if (diff == 0) return t;
+// Asks a producer for a capsule: __dlpack__(max_version=(1, 3)[, dl_device=...][, copy=...]) (plus ortdlpack's
+// stream for a device tensor); a producer older than the 2023.12 standard raises TypeError for the keywords, and is
+// asked again plainly. Whatever the producer did not do, placing the import does (a producer that copied says so
+// with IS_COPIED).
+nb::object call_dlpack(nb::handle x, const Target& target, nb::handle copy) {
+  if (const uintptr_t stream = stream_for_producer(x)) return call_dlpack_on_stream(x, target, copy, stream);
+  const Names& n = names();
+  PyObject* args[4] = {x.ptr(), n.max_version_value, nullptr, nullptr};
+  size_t count = 2;
+  int which = 0;
+  nb::object device_tuple;
+  if (target.kind == Target::Kind::kDevice) {
+    device_tuple = nb::make_tuple(static_cast<int>(target.device.device_type), target.device.device_id);
+    args[count++] = device_tuple.ptr();
+    which |= 1;
   }
-  if (copy == CopyMode::kNever) {
-    throw Error(ErrorKind::kCopyRequired, "from_dlpack: the tensor is on " + describe(t.device()) +
-                                              ", moving it to " + describe(target->dl) + " needs a copy (copy=False)");
+  if (!copy.is_none()) {
+    args[count++] = copy.ptr();
+    which |= 2;
   }
-  nb::gil_scoped_release release;
-  return target->memory ? to(t, target->memory) : to(t, target->dl);
+  PyObject* r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, n.kw[which]);
+  if (r == nullptr && (which & 1) && PyErr_ExceptionMatches(PyExc_BufferError)) {
+    // The producer cannot export on the target device: take it where it is, and placing moves it.
+    PyErr_Clear();
+    if (which & 2) args[2] = copy.ptr();
+    r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, n.kw[which & 2]);
+  }
+  if (r == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
+    PyErr_Clear();
+    r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+  }
+  if (r == nullptr) throw nb::python_error();
+  if (!PyCapsule_CheckExact(r)) {
+    Py_DECREF(r);
+    throw nb::type_error("__dlpack__() did not return a PyCapsule");
+  }
+  return nb::steal(r);
 }
 
 }  // namespace
+
+CopyMode to_copy_mode(nb::handle copy) {
+  if (copy.is_none()) return CopyMode::kIfNeeded;
+  if (copy.ptr() == Py_True) return CopyMode::kAlways;
+  if (copy.ptr() == Py_False) return CopyMode::kNever;
+  throw nb::type_error("copy must be True, False or None");
+}
+
+Placed place_released(const Tensor& t, const Target& target, CopyMode copy, const char* what) {
+  if (!copies(t, target, copy, what)) return {t, false};
+  nb::gil_scoped_release release;
+  return place(t, target, copy, what);
+}
 
 nb::object wrap(Tensor t) { return nb::cast(PyTensor(std::move(t)), nb::rv_policy::move); }
 
@@ -263,132 +266,83 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
                          nb::handle copy) {
   const Tensor& t = tensor_of(self).tensor;
   const bool versioned = wants_versioned(max_version);
-  const CopyMode mode = parse_copy(copy);
-  const DLDevice device = t.device();
+  const CopyMode mode = to_copy_mode(copy);
   const std::optional<int64_t> consumer = parse_stream(stream);
-  Tensor out = t;
-  bool copied = false;
-  if (!dl_device.is_none()) {
-    const Device target = to_device(dl_device);
-    if (!same_device(target.dl, device)) {
-      if (mode == CopyMode::kNever) {
-        throw nb::buffer_error(("__dlpack__: the tensor is on " + describe(device) + "; exporting it on " +
-                                describe(target.dl) + " needs a copy (copy=False)").c_str());
-      }
-      nb::gil_scoped_release release;
-      out = to(t, target.dl);
-      copied = true;
-    }
-  }
-  if (mode == CopyMode::kAlways && !copied) {
-    nb::gil_scoped_release release;
-    out = to(t, t.memory_info());
-    copied = true;
-  }
+  const Placed p = place_released(t, to_target(dl_device), mode, "__dlpack__");
   {
     // Complete for the consumer's stream (docs/streams.md): may wait on the host.
     nb::gil_scoped_release release;
-    order_for_consumer(out, consumer);
+    order_for_consumer(p.tensor, consumer);
   }
   if (versioned) {
-    return to_capsule(to_dlpack_versioned(out, copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0), kVersioned,
+    return to_capsule(to_dlpack_versioned(p.tensor, p.copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0), kVersioned,
                       versioned_destructor);
   }
-  return to_capsule(to_dlpack_legacy(out), kLegacy, legacy_destructor);
+  return to_capsule(to_dlpack_legacy(p.tensor), kLegacy, legacy_destructor);
 }
 
-nb::object legacy_capsule_for_ortvalue(const Tensor& t, bool bool_as_uint8) {
-  DLManagedTensorVersioned* inner = to_dlpack_versioned(t);
-  auto* w = new (std::nothrow) LegacyOverVersioned{};
-  if (w == nullptr) {
-    inner->deleter(inner);
-    throw std::bad_alloc();
+nb::object legacy_capsule_over(DLManagedTensorVersioned* inner) { return to_capsule(legacy_view(inner), kLegacy, legacy_destructor); }
+
+// as_ortvalue: x's DLPack tensor goes to onnxruntime's OrtValue.from_dlpack as it is when that reads it correctly
+// (is_plain, import.h): one import, onnxruntime's. Otherwise ortdlpack imports it (copying what must be copied) and
+// exports that.
+nb::object as_ortvalue(nb::handle x) {
+  if (is_ortvalue(x)) return nb::borrow(x);
+  if (is_tensor(x)) return ortvalue_of(tensor_of(x).tensor);
+  if (PyCapsule_CheckExact(x.ptr())) return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
+  if (exchange_api_of(Py_TYPE(x.ptr())) != nullptr) {
+    if (DLManagedTensorVersioned* m = exchange_export(x)) {
+      if (is_plain(m->dl_tensor, m->flags)) return ortvalue_from_capsule(legacy_capsule_over(m));
+      return ortvalue_of(import_owned(m, CopyMode::kIfNeeded, Target::anywhere()));
+    }
+  } else if (PyObject* cap = PyObject_CallMethodNoArgs(x.ptr(), names().dlpack)) {
+    // What onnxruntime asks a producer for: its legacy capsule.
+    nb::object capsule = nb::steal(cap);
+    if (PyCapsule_IsValid(cap, kLegacy) && is_plain(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacy))->dl_tensor)) {
+      return ortvalue_from_capsule(capsule);
+    }
+  } else {
+    PyErr_Clear();  // e.g. numpy exports no read-only array as a legacy capsule: the versioned route below does
   }
-  w->inner = inner;
-  w->legacy.dl_tensor = inner->dl_tensor;
-  if (bool_as_uint8 && w->legacy.dl_tensor.dtype.code == kDLBool) w->legacy.dl_tensor.dtype.code = kDLUInt;
-  w->legacy.manager_ctx = w;
-  w->legacy.deleter = &LegacyOverVersioned::deleter;
-  return to_capsule(&w->legacy, kLegacy, legacy_destructor);
+  return ortvalue_of(import_any(x, nb::none(), nb::none()));
 }
 
-nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
-  const CopyMode mode = parse_copy(copy);
-  std::optional<Device> target;
-  if (!device.is_none()) target = to_device(device);
-  const Device* tp = target ? &*target : nullptr;
-
-  if (is_tensor(x)) {
-    const Tensor& t = tensor_of(x).tensor;
-    if (mode == CopyMode::kAlways && (tp == nullptr || same_device(t.device(), tp->dl))) {
-      nb::gil_scoped_release release;
-      return wrap(to(t, t.memory_info()));
-    }
-    Tensor placed = place(t, tp, mode);
-    if (placed.ort_value() == t.ort_value()) return nb::borrow(x);
-    return wrap(std::move(placed));
-  }
-
-  if (PyCapsule_CheckExact(x.ptr())) return wrap(place(import_capsule(x.ptr(), mode, tp), tp, mode));
-
-  // The C exchange API (DLPack 1.3) of the producer's type: one C call, no capsule. Used for host tensors; device
-  // tensors go through __dlpack__, which orders the producer's work before the export.
-  if (const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()))) {
-    DLManagedTensorVersioned* m = nullptr;
-    if (api->managed_tensor_from_py_object_no_sync(x.ptr(), &m) != 0) throw nb::python_error();
-    if (m->dl_tensor.device.device_type == kDLCPU) {
-      ImportOptions options;
-      const bool copied_already = (m->flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
-      options.copy = mode == CopyMode::kAlways && copied_already ? CopyMode::kIfNeeded : mode;
-      if (tp != nullptr && !same_device(tp->dl, m->dl_tensor.device) && mode == CopyMode::kAlways) {
-        options.copy = CopyMode::kIfNeeded;  // the move to the target is the copy
-      }
-      Imported r;
-      try {
-        r = ortdlpack::from_dlpack(m, options);
-      } catch (...) {
-        m->deleter(m);
-        throw;
-      }
-      return wrap(place(std::move(r.tensor), tp, mode));
-    }
-    m->deleter(m);
-  }
-
+Tensor import_any(nb::handle x, nb::handle device, nb::handle copy) {
+  const CopyMode mode = to_copy_mode(copy);
+  const Target target = to_target(device);
+  if (is_tensor(x)) return place_released(tensor_of(x).tensor, target, mode, "from_dlpack").tensor;
+  if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
+  if (DLManagedTensorVersioned* m = exchange_export(x)) return import_owned(m, mode, target);
   // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
-  if (is_ortvalue(x)) return wrap(place(import_capsule(capsule_of_ortvalue(x).ptr(), mode, tp), tp, mode));
-
+  if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
   if (!PyObject_HasAttr(x.ptr(), names().dlpack)) {
     throw nb::type_error(("from_dlpack: " + std::string(Py_TYPE(x.ptr())->tp_name) +
                           " is neither a DLPack producer (no __dlpack__) nor a DLPack capsule").c_str());
   }
-  // A producer that took dl_device/copy has applied them (and says so with IS_COPIED); an old one has not, and
-  // import_capsule/place() do it here.
-  bool asked_all = false;
-  nb::object capsule = call_dlpack(x, target ? std::optional<DLDevice>(target->dl) : std::nullopt, copy, &asked_all,
-                                   stream_for_producer(x));
-  return wrap(place(import_capsule(capsule.ptr(), mode, tp), tp, mode));
+  nb::object capsule = call_dlpack(x, target, copy);
+  return import_capsule(capsule.ptr(), mode, target);
+}
+
+nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
+  Tensor t = import_any(x, device, copy);
+  // An ortdlpack.Tensor that stays where it is, is returned as itself.
+  if (is_tensor(x) && t.ort_value() == tensor_of(x).tensor.ort_value()) return nb::borrow(x);
+  return wrap(std::move(t));
 }
 
 void bind_dlpack(nb::module_& m) {
   m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::kw_only(), nb::arg("device") = nb::none(),
         nb::arg("copy") = nb::none(),
-        nb::sig("def from_dlpack(x: object, /, *, device: object | None = None, copy: bool | None = None) -> Tensor"),
+        nb::sig("def from_dlpack(x: object, /, *, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice | None "
+                "= None, copy: bool | None = None) -> Tensor"),
         "An ortdlpack.Tensor over `x`'s memory: any object with __dlpack__ (numpy, torch, jax, tensorflow, "
         "onnxruntime.OrtValue, ortdlpack.Tensor) or a DLPack capsule. copy: None (copy only if needed), True "
-        "(always), False (never: BufferError if a copy is needed). device: move the result there (see Device).");
-  m.def("_order_before_run", [](nb::handle tensors) {
-    std::vector<const Tensor*> ts;
-    for (nb::handle h : tensors) {
-      if (is_tensor(h)) ts.push_back(&tensor_of(h).tensor);
-    }
-    nb::gil_scoped_release release;
-    order_before_run(ts);
-  }, nb::arg("tensors"),
-        "Waits for ortdlpack's pending stream work on the devices of these Tensors (others are ignored) before "
-        "onnxruntime runs on them (docs/streams.md).");
-  m.def("_legacy_capsule", [](nb::handle t) { return legacy_capsule_for_ortvalue(tensor_of(t).tensor); },
+        "(always), False (never: CopyRequiredError, both ValueError and BufferError, if a copy is needed). device: move the result there (see Device).");
+  m.def("_legacy_capsule", [](nb::handle t) { return legacy_capsule_over(to_dlpack_versioned(tensor_of(t).tensor)); },
         "A legacy 'dltensor' capsule of a Tensor for legacy-only consumers (read-only and sub-byte tensors too).");
+  m.def("as_ortvalue", &as_ortvalue, nb::arg("x"), nb::sig("def as_ortvalue(x: object) -> onnxruntime.OrtValue"),
+        "An onnxruntime.OrtValue over x's memory (anything from_dlpack takes), without a copy when x's layout allows "
+        "one; x lives as long as the OrtValue. An OrtValue is returned as is.");
 }
 
 }  // namespace ortdlpack::py

@@ -24,10 +24,7 @@ int allocator(DLTensor* prototype, DLManagedTensorVersioned** out, void* error_c
     return 0;
   } catch (const Error& e) {
     if (out != nullptr) *out = nullptr;
-    const char* kind = e.kind() == ErrorKind::kInvalidArgument ? "ValueError"
-                       : e.kind() == ErrorKind::kRuntime       ? "RuntimeError"
-                                                               : "BufferError";
-    if (set_error != nullptr) set_error(error_ctx, kind, e.what());
+    if (set_error != nullptr) set_error(error_ctx, exception_name(e.kind()), e.what());
   } catch (const std::exception& e) {
     if (out != nullptr) *out = nullptr;
     if (set_error != nullptr) set_error(error_ctx, "RuntimeError", e.what());

@@ -32,24 +32,12 @@ namespace ortdlpack::py {
 namespace {
 
 OrtMemoryInfoDeviceType parse_ort_device_type(nb::handle h) {
-  if (PyUnicode_Check(h.ptr())) {
-    const std::string s = nb::cast<std::string>(h);
-    if (s == "cpu") return OrtMemoryInfoDeviceType_CPU;
-    if (s == "gpu") return OrtMemoryInfoDeviceType_GPU;
-    if (s == "fpga") return OrtMemoryInfoDeviceType_FPGA;
-    if (s == "npu") return OrtMemoryInfoDeviceType_NPU;
-    throw nb::value_error(("unknown ORT device type '" + s + "' (cpu, gpu, fpga, npu)").c_str());
-  }
+  if (PyUnicode_Check(h.ptr())) return ort_device_type_from_name(nb::cast<std::string>(h));
   return static_cast<OrtMemoryInfoDeviceType>(nb::cast<int>(h));
 }
 
 OrtDeviceMemoryType parse_memory_type(nb::handle h) {
-  if (PyUnicode_Check(h.ptr())) {
-    const std::string s = nb::cast<std::string>(h);
-    if (s == "default") return OrtDeviceMemoryType_DEFAULT;
-    if (s == "host_accessible") return OrtDeviceMemoryType_HOST_ACCESSIBLE;
-    throw nb::value_error(("unknown memory type '" + s + "' (default, host_accessible)").c_str());
-  }
+  if (PyUnicode_Check(h.ptr())) return memory_type_from_name(nb::cast<std::string>(h));
   return static_cast<OrtDeviceMemoryType>(nb::cast<int>(h));
 }
 

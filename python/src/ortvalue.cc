@@ -1,8 +1,7 @@
 // The onnxruntime.OrtValue boundary, through what each onnxruntime version has (its Python API changed under it):
-// - wrapping memory as an OrtValue: 1.32+ has OrtValue.from_dlpack(capsule), which reads kDLBool. 1.21-1.31 have the
-//   private C.OrtValue.from_dlpack(capsule, is_bool_tensor), which takes a bool tensor as uint8 plus that flag
-//   (1.26-1.31's public OrtValue.from_dlpack wraps it and cannot be told the flag for a capsule; 1.23-1.25 have no
-//   public one at all).
+// - wrapping memory as an OrtValue: the private C.OrtValue.from_dlpack(capsule[, is_bool_tensor]), wrapped in the
+//   public class (what the public OrtValue.from_dlpack of 1.26+ does, minus its look-ups; 1.23-1.25 have no public
+//   one). 1.32+ reads kDLBool; 1.21-1.31 take a bool tensor as uint8 plus the is_bool_tensor flag.
 // - reading an OrtValue's memory: C.OrtValue.__dlpack__ / to_dlpack(); before 1.32 a bool tensor comes out as uint8.
 #include <cstdio>
 #include <string>
@@ -42,12 +41,25 @@ bool is_ortvalue(nb::handle x) {
   return r == 1;
 }
 
-nb::object ortvalue_of(const Tensor& t) {
+nb::object ortvalue_from_capsule(nb::handle capsule) {
   const OrtValueApi& a = api();
-  const bool is_bool = t.element_type() == ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL;
-  if (a.knows_bool) return nb::borrow(a.ortvalue_type).attr("from_dlpack")(legacy_capsule_for_ortvalue(t));
-  nb::object value = nb::borrow(a.c_from_dlpack)(legacy_capsule_for_ortvalue(t, is_bool), is_bool);
-  return nb::borrow(a.ortvalue_type)(value);
+  if (a.knows_bool) return nb::borrow(a.ortvalue_type)(nb::borrow(a.c_from_dlpack)(capsule));
+  // Before 1.32 onnxruntime reads no kDLBool: a bool tensor goes as uint8 with its is_bool_tensor flag.
+  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));
+  if (m == nullptr) throw nb::python_error();
+  const bool is_bool = m->dl_tensor.dtype.code == kDLBool;
+  if (is_bool) m->dl_tensor.dtype.code = kDLUInt;
+  return nb::borrow(a.ortvalue_type)(nb::borrow(a.c_from_dlpack)(capsule, is_bool));
+}
+
+nb::object ortvalue_of(const Tensor& t) {
+  const DLDevice d = t.device();
+  if (!onnxruntime_wraps(d.device_type)) {
+    throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " + describe(t.memory_info()) +
+                                             " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory "
+                                             "only); ortdlpack.run feeds such tensors to sessions");
+  }
+  return ortvalue_from_capsule(legacy_capsule_over(to_dlpack_versioned(t)));
 }
 
 nb::object capsule_of_ortvalue(nb::handle ortvalue) {

@@ -3,7 +3,9 @@
 #include <string>
 #include <vector>
 
-#include <nanobind/ndarray.h>
+// numpy's C API, imported by bind_tensor (only this file uses it).
+#define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
+#include <numpy/arrayobject.h>
 #include <nanobind/stl/string.h>
 
 #include "common.h"
@@ -14,7 +16,7 @@ namespace {
 PyTypeObject* g_tensor_type = nullptr;
 
 nb::object shape_tuple(const Tensor& t) {
-  const std::vector<int64_t> shape = t.shape();
+  const ShapeView shape = t.shape();
   nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
   for (size_t i = 0; i < shape.size(); ++i) {
     PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
@@ -22,92 +24,130 @@ nb::object shape_tuple(const Tensor& t) {
   return tuple;
 }
 
-// The memory's DLPack device, or the device as ORT names it when no DLPack device maps it.
-nb::object device_of(const Tensor& t) { return make_device(t.device()); }
-
-bool is_packed(DLDataType dt) { return dt.bits < 8; }
-bool numpy_has(DLDataType dt) {
-  return dt.code == kDLInt || dt.code == kDLUInt || dt.code == kDLBool || dt.code == kDLComplex ||
-         (dt.code == kDLFloat && dt.bits >= 16);
+// Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None).
+PyObject* dlpack_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  try {
+    if (nargs != 0) throw nb::type_error("__dlpack__() takes keyword arguments only");
+    nb::handle values[4] = {Py_None, Py_None, Py_None, Py_None};
+    static const char* const names[4] = {"stream", "max_version", "dl_device", "copy"};
+    const Py_ssize_t count = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+    for (Py_ssize_t i = 0; i < count; ++i) {
+      PyObject* key = PyTuple_GET_ITEM(kwnames, i);
+      size_t k = 0;
+      while (k < 4 && PyUnicode_CompareWithASCIIString(key, names[k]) != 0) ++k;
+      if (k == 4) {
+        throw nb::type_error(("__dlpack__() got an unexpected keyword argument '" + nb::cast<std::string>(nb::handle(key)) + "'").c_str());
+      }
+      values[k] = args[i];
+    }
+    return tensor_dlpack(self, values[0], values[1], values[2], values[3]).release().ptr();
+  } catch (...) {
+    set_python_error();
+    return nullptr;
+  }
 }
 
-nb::object ml_dtype(const char* name) {
+// Tensor.__dlpack_device__(), called before every __dlpack__ by most consumers.
+PyObject* dlpack_device_method(PyObject* self, PyObject*) {
   try {
-    return nb::module_::import_("ml_dtypes").attr(name);
-  } catch (nb::python_error&) {
-    throw nb::type_error((std::string("a numpy array of ") + name + " needs the ml_dtypes package (pip install ml_dtypes)").c_str());
+    const DLDevice d = tensor_of(self).tensor.device();
+    return Py_BuildValue("(ii)", static_cast<int>(d.device_type), static_cast<int>(d.device_id));
+  } catch (...) {
+    set_python_error();
+    return nullptr;
   }
+}
+
+nb::object numpy_dtype(nb::handle dtype) {
+  static PyObject* fn = nb::object(nb::module_::import_("numpy").attr("dtype")).release().ptr();  // process lifetime
+  return nb::borrow(fn)(dtype);
+}
+
+// The numpy dtype of an element type, by the core's name for it: numpy's own, else ml_dtypes' (bfloat16, float8,
+// int4: one element per byte). Made once per element type.
+PyArray_Descr* descr_of(ONNXTensorElementDataType type) {
+  static PyArray_Descr* cache[64] = {};
+  const size_t i = static_cast<size_t>(type);
+  if (i < 64 && cache[i] != nullptr) return cache[i];
+  const char* name = dtype_name(type);
+  nb::object dtype;
+  try {
+    dtype = numpy_dtype(nb::str(name));
+  } catch (nb::python_error&) {
+    try {
+      dtype = numpy_dtype(nb::module_::import_("ml_dtypes").attr(name));
+    } catch (nb::python_error&) {
+      throw nb::type_error((std::string("a numpy array of ") + name + " needs the ml_dtypes package (pip install ml_dtypes)").c_str());
+    }
+  }
+  auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.release().ptr());  // process lifetime
+  if (i < 64) cache[i] = descr;
+  return descr;
 }
 
 // A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed
-// sub-byte types, which numpy (ml_dtypes) holds one element per byte.
-nb::object host_array(const Tensor& t, nb::handle owner) {
+// sub-byte types, which numpy (ml_dtypes) holds one element per byte: then only when `copy` allows.
+nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
   const ONNXTensorElementDataType type = t.element_type();
-  const DLDataType dt = to_dlpack_dtype(type);
-  const std::vector<int64_t> shape64 = t.shape();
-  const std::vector<size_t> shape(shape64.begin(), shape64.end());
-  const size_t count = t.element_count();
-  if (is_packed(dt)) {
-    // Unpack: element i sits in byte i*bits/8, low bits first; signed types are sign-extended.
-    auto* unpacked = new uint8_t[count ? count : 1];
-    nb::capsule free_it(unpacked, [](void* p) noexcept { delete[] static_cast<uint8_t*>(p); });
-    const auto* src = static_cast<const uint8_t*>(t.data());
-    const uint32_t bits = dt.bits;
-    const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1u);
-    for (size_t i = 0; i < count; ++i) {
-      const size_t bit = i * bits;
-      uint8_t v = static_cast<uint8_t>((src[bit / 8] >> (bit % 8)) & mask);
-      if (dt.code == kDLInt && (v >> (bits - 1))) v = static_cast<uint8_t>(v | static_cast<uint8_t>(~mask));
-      unpacked[i] = v;
-    }
-    nb::object arr = nb::cast(nb::ndarray<nb::numpy>(unpacked, shape.size(), shape.data(), free_it, nullptr,
-                                                     nb::dtype<uint8_t>()));
-    return arr.attr("view")(ml_dtype(dtype_name(type)));
+  const uint32_t bits = dtype_bits(type);
+  const bool packed = bits < 8;
+  if (packed && copy == CopyMode::kNever) {
+    throw Error(ErrorKind::kCopyRequired, std::string("__array__: a numpy array of ") + dtype_name(type) +
+                                              " holds one element per byte: an unpacked copy (copy=False)");
   }
-  const bool native = numpy_has(dt);
-  const nb::dlpack::dtype storage{native ? dt.code : static_cast<uint8_t>(kDLUInt), dt.bits, 1};
-  nb::object arr;
-  if (t.read_only()) {
-    arr = nb::cast(nb::ndarray<nb::numpy, nb::ro>(t.data(), shape.size(), shape.data(), owner, nullptr, storage));
-  } else {
-    arr = nb::cast(nb::ndarray<nb::numpy>(t.data(), shape.size(), shape.data(), owner, nullptr, storage));
+  const ShapeView shape = t.shape();
+  npy_intp dims[kMaxNdim];
+  for (size_t i = 0; i < shape.size(); ++i) dims[i] = static_cast<npy_intp>(shape[i]);
+  PyArray_Descr* descr = descr_of(type);
+  Py_INCREF(descr);  // PyArray_NewFromDescr steals it
+  static char empty;  // size-0 tensors may have no data: numpy wants an address all the same
+  void* data = packed ? nullptr : t.data() != nullptr ? t.data() : &empty;
+  const int flags = packed ? 0 : NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (t.read_only() ? 0 : NPY_ARRAY_WRITEABLE);
+  nb::object arr = nb::steal(PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(shape.size()), dims, nullptr,
+                                                  data, flags, nullptr));
+  if (!arr.is_valid()) throw nb::python_error();
+  auto* a = reinterpret_cast<PyArrayObject*>(arr.ptr());
+  if (packed) {
+    unpack_sub_byte(type, t.data(), t.element_count(), static_cast<uint8_t*>(PyArray_DATA(a)));
+  } else if (PyArray_SetBaseObject(a, nb::borrow(owner).release().ptr()) != 0) {
+    throw nb::python_error();
   }
-  return native ? arr : arr.attr("view")(ml_dtype(dtype_name(type)));
+  return arr;
 }
 
-// Tensor.__array__(dtype=None, copy=None), numpy's protocol: copy=False raises ValueError when a copy is needed.
+
+// Tensor.__array__(dtype=None, copy=None), numpy 2's protocol: copy=False raises (a ValueError) when a copy is
+// needed, for the memory (placement.h) and for the dtype alike.
 nb::object to_numpy(nb::handle self, nb::handle dtype, nb::handle copy) {
   const Tensor& t = tensor_of(self).tensor;
-  const bool must_copy = copy.ptr() == Py_True;
-  const bool no_copy = copy.ptr() == Py_False;
-  nb::object arr;
-  if (host_accessible(t.memory_info())) {
-    if (no_copy && is_packed(to_dlpack_dtype(t.element_type()))) {
-      throw nb::value_error("packed sub-byte tensors become numpy arrays only as an unpacked copy (copy=False)");
+  const CopyMode mode = to_copy_mode(copy);
+  const bool convert = !dtype.is_none();
+  // A dtype conversion copies anyway: the placement then need not.
+  const Placed p = place_released(t, Target::host(), convert && mode == CopyMode::kAlways ? CopyMode::kIfNeeded : mode,
+                                  "__array__");
+  nb::object owner = p.copied ? wrap(p.tensor) : nb::borrow(self);
+  nb::object arr = host_array(p.tensor, owner, mode);
+  if (convert) {
+    nb::object want = numpy_dtype(dtype);
+    if (!want.equal(arr.attr("dtype"))) {
+      if (mode == CopyMode::kNever) {
+        throw Error(ErrorKind::kCopyRequired, "__array__: converting " + std::string(dtype_name(t.element_type())) +
+                                                  " to " + nb::cast<std::string>(nb::str(want)) +
+                                                  " needs a copy (copy=False)");
+      }
+      return arr.attr("astype")(want);
     }
-    arr = host_array(t, self);
-  } else {
-    if (no_copy) throw nb::value_error(("the tensor is on " + describe(t.memory_info()) + "; a numpy array needs a copy").c_str());
-    Tensor host;
-    {
-      nb::gil_scoped_release release;
-      host = to(t, DLDevice{kDLCPU, 0});
-    }
-    nb::object owner = wrap(host);
-    arr = host_array(tensor_of(owner).tensor, owner);
   }
-  if (!dtype.is_none()) arr = arr.attr("astype")(dtype, nb::arg("copy") = must_copy);
-  else if (must_copy) arr = arr.attr("copy")();
   return arr;
 }
 
 std::string repr(const Tensor& t) {
   std::string s = "ortdlpack.Tensor(shape=(";
-  const std::vector<int64_t> shape = t.shape();
+  const ShapeView shape = t.shape();
   for (size_t i = 0; i < shape.size(); ++i) s += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
   if (shape.size() == 1) s.resize(s.size() - 1);
   s += std::string("), dtype=") + dtype_name(t.element_type()) + ", device=" +
-       nb::cast<std::string>(nb::str(device_of(t))) + (t.read_only() ? ", read_only=True" : "") + ")";
+       nb::cast<std::string>(nb::str(make_device(t.device()))) + (t.read_only() ? ", read_only=True" : "") + ")";
   return s;
 }
 
@@ -119,55 +159,51 @@ void bind_tensor(nb::module_& m) {
   auto cls = nb::class_<PyTensor>(m, "Tensor",
                                   "An ONNX Runtime tensor (a shared OrtValue) that speaks DLPack. Made by from_dlpack().");
   g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
-  cls.def("__dlpack__", &tensor_dlpack, nb::kw_only(), nb::arg("stream") = nb::none(),
-          nb::arg("max_version") = nb::none(), nb::arg("dl_device") = nb::none(), nb::arg("copy") = nb::none(),
-          nb::sig("def __dlpack__(self, *, stream: int | None = None, max_version: tuple[int, int] | None = None, "
-                  "dl_device: tuple[int, int] | None = None, copy: bool | None = None) -> typing_extensions.CapsuleType"),
-          "A DLPack capsule of the tensor (Array API standard 2024.12): 'dltensor_versioned' when max_version >= (1, 0), "
-          "else legacy 'dltensor'.")
-      .def("__dlpack_device__", [](nb::handle self) {
-        const DLDevice d = tensor_of(self).tensor.device();
-        return nb::make_tuple(static_cast<int>(d.device_type), d.device_id);
-      }, "(dl_device_type, device_id) of the tensor's memory.")
-      .def("__array__", &to_numpy, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
-           "A numpy array sharing the tensor's host memory (copied to the host first for device memory).")
+  if (_import_array() < 0) throw nb::python_error();
+  // __dlpack__ and __dlpack_device__ are what every consumer calls: plain CPython methods (keywords read by hand)
+  // cost less than nanobind's generic dispatch. Their typed stub signatures come from python/stubgen_patterns.txt.
+  static PyMethodDef dlpack_def = {
+      "__dlpack__", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&dlpack_method)),
+      METH_FASTCALL | METH_KEYWORDS,
+      "__dlpack__($self, /, *, stream=None, max_version=None, dl_device=None, copy=None)\n--\n\n"
+      "A DLPack capsule of the tensor (Array API standard 2024.12): 'dltensor_versioned' when max_version >= (1, 0), "
+      "else legacy 'dltensor'."};
+  nb::object dlpack = nb::steal(PyDescr_NewMethod(g_tensor_type, &dlpack_def));
+  if (!dlpack.is_valid()) throw nb::python_error();
+  nb::setattr(cls, "__dlpack__", dlpack);
+  static PyMethodDef device_def = {"__dlpack_device__", &dlpack_device_method, METH_NOARGS,
+                                   "__dlpack_device__($self, /)\n--\n\n(dl_device_type, device_id) of the tensor's memory."};
+  nb::object device = nb::steal(PyDescr_NewMethod(g_tensor_type, &device_def));
+  if (!device.is_valid()) throw nb::python_error();
+  nb::setattr(cls, "__dlpack_device__", device);
+  cls      .def("__array__", &to_numpy, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
+           nb::sig("def __array__(self, dtype: object | None = None, *, copy: bool | None = None) -> numpy.ndarray"),
+           "A numpy array sharing the tensor's host memory (copied to the host first for device memory). "
+           "copy=False: CopyRequiredError (a ValueError) when that, or the dtype, needs a copy.")
       .def("numpy", [](nb::handle self) { return to_numpy(self, nb::none(), nb::none()); },
+           nb::sig("def numpy(self) -> numpy.ndarray"),
            "Same as numpy.asarray(tensor): bfloat16/float8/int4 come as ml_dtypes dtypes.")
       .def("to", [](nb::handle self, nb::handle device) -> nb::object {
         const Tensor& t = tensor_of(self).tensor;
-        const Device d = to_device(device);
-        if (d.memory == nullptr && same_device(d.dl, t.device())) return nb::borrow(self);
-        Tensor r;
-        {
-          nb::gil_scoped_release release;
-          r = d.memory ? to(t, d.memory) : to(t, d.dl);
-        }
-        return wrap(std::move(r));
-      }, nb::arg("device"), "This tensor on `device` (itself when already there, else a copy).")
-      .def_prop_ro("shape", [](nb::handle self) { return shape_tuple(tensor_of(self).tensor); })
+        const Placed p = place_released(t, to_target(device), CopyMode::kIfNeeded, "to");
+        return p.copied ? wrap(p.tensor) : nb::borrow(self);
+      }, nb::arg("device"), nb::sig("def to(self, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> Tensor"),
+           "This tensor on `device` (itself when already there, else a copy).")
+      .def_prop_ro("shape", [](nb::handle self) { return shape_tuple(tensor_of(self).tensor); },
+                   nb::sig("def shape(self) -> tuple[int, ...]"))
       .def_prop_ro("ndim", [](nb::handle self) { return tensor_of(self).tensor.shape().size(); })
       .def_prop_ro("size", [](nb::handle self) { return tensor_of(self).tensor.element_count(); })
       .def_prop_ro("nbytes", [](nb::handle self) { return tensor_of(self).tensor.byte_size(); })
-      .def_prop_ro("dtype", [](nb::handle self) { return nb::str(dtype_name(tensor_of(self).tensor.element_type())); },
+      .def_prop_ro("dtype", [](nb::handle self) { return std::string(dtype_name(tensor_of(self).tensor.element_type())); },
                    "numpy-style name of the element type ('float32', 'bool', 'bfloat16', 'float8_e4m3fn', 'int4', ...).")
-      .def_prop_ro("device", [](nb::handle self) { return device_of(tensor_of(self).tensor); })
+      .def_prop_ro("device", [](nb::handle self) { return Device{tensor_of(self).tensor.device(), nullptr}; })
       .def_prop_ro("data_ptr", [](nb::handle self) { return reinterpret_cast<uintptr_t>(tensor_of(self).tensor.data()); },
                    "Address of the first element (a device address for device memory), as an int.")
       .def_prop_ro("read_only", [](nb::handle self) { return tensor_of(self).tensor.read_only(); },
                    "True when the producer's memory is read-only (DLPack READ_ONLY flag).")
-      .def_prop_ro("ortvalue", [](nb::handle self) {
-        const Tensor& t = tensor_of(self).tensor;
-        // onnxruntime's OrtValue.from_dlpack is the only public way to wrap memory as an OrtValue, and it knows
-        // CPU, CUDA and ROCm memory only: say so rather than hand it a capsule it must refuse.
-        const DLDevice d = t.device();
-        if (d.device_type != kDLCPU && d.device_type != kDLCUDA && d.device_type != kDLROCM) {
-          throw Error(ErrorKind::kUnsupported,
-                      "onnxruntime.OrtValue cannot wrap memory on " + describe(t.memory_info()) +
-                          " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory only); ortdlpack.run "
-                          "feeds such tensors to sessions");
-        }
-        return ortvalue_of(t);
-      }, "An onnxruntime.OrtValue sharing this tensor's memory (and keeping it alive). CPU, CUDA and ROCm memory.")
+      .def_prop_ro("ortvalue", [](nb::handle self) { return ortvalue_of(tensor_of(self).tensor); },
+                   nb::sig("def ortvalue(self) -> onnxruntime.OrtValue"),
+                   "An onnxruntime.OrtValue sharing this tensor's memory (and keeping it alive). CPU, CUDA and ROCm memory.")
       .def("__repr__", [](nb::handle self) { return repr(tensor_of(self).tensor); });
   bind_exchange_api(m, cls);
 }

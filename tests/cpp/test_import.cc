@@ -5,6 +5,7 @@
 
 #include <cstring>
 #include <limits>
+#include <utility>
 
 #include "ortdlpack/export.h"
 #include "support.h"
@@ -216,6 +217,26 @@ TEST(Import, NullDeleterIsAllowed) {
   Imported in = from_dlpack(&p->versioned);
   in.tensor = Tensor();
   EXPECT_EQ(p->deletes, 0);
+}
+
+TEST(Import, PlainTensorsAreWhatALegacyOnlyConsumerReads) {
+  auto p = Producer::make(kF32, {3, 2}, 8);
+  const DLTensor& t = p->versioned.dl_tensor;
+  EXPECT_TRUE(is_plain(t));
+  EXPECT_FALSE(is_plain(t, DLPACK_FLAG_BITMASK_READ_ONLY));
+  p->versioned.dl_tensor.byte_offset = 4;  // a consumer that ignores byte_offset would read the wrong elements
+  EXPECT_FALSE(is_plain(t));
+  p->versioned.dl_tensor.byte_offset = 0;
+  std::swap(p->strides[0], p->strides[1]);  // transposed
+  EXPECT_FALSE(is_plain(t));
+  std::swap(p->strides[0], p->strides[1]);
+  p->versioned.dl_tensor.device = DLDevice{kDLExtDev, 0};  // memory onnxruntime's Python OrtValue cannot wrap
+  EXPECT_FALSE(is_plain(t));
+  p->versioned.dl_tensor.device = DLDevice{kDLCPU, 0};
+  p->versioned.dl_tensor.dtype = DLDataType{kDLInt, 4, 1};  // packed sub-byte
+  EXPECT_FALSE(is_plain(t));
+  p->versioned.dl_tensor.ndim = -1;  // malformed: not plain, and no exception
+  EXPECT_FALSE(is_plain(t));
 }
 
 }  // namespace

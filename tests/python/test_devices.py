@@ -153,6 +153,18 @@ def test_device_to_other_device(vd, counters):
     assert counters()["bytes_d2d"] == 2 * x.nbytes
 
 
+def test_to_the_ep_device_it_is_on_returns_the_tensor_itself(vd, counters):
+    _, devices = vd
+    x = np.arange(64, dtype=np.float32)
+    t = od.from_dlpack(x, device=devices[1])
+    events(counters(), allocs=1, copies=1, copy_calls=1, bytes_h2d=x.nbytes)
+    # Every spelling of the device it is on, the exact EP device memory included: no allocation, no copy.
+    for same in (devices[1], od.Device(devices[1]), "ext_dev:1", (KDLEXTDEV, 1)):
+        assert t.to(same) is t
+        assert od.from_dlpack(t, device=same, copy=False) is t
+    events(counters(), allocs=1, copies=1, copy_calls=1, bytes_h2d=x.nbytes)
+
+
 def test_dlpack_to_cpu_with_copy_gives_a_copied_cpu_capsule(vd, counters):
     _, devices = vd
     x = np.arange(64, dtype=np.int32)
@@ -237,10 +249,11 @@ def test_device_without_data_transfer_is_a_buffer_error(vd, counters):
 
 
 def test_cuda_managed_memory_is_imported_as_cuda_memory():
-    # A producer that claims CUDA managed memory (never dereferenced): ORT holds it as CUDA memory, exported as kDLCUDA.
+    # A producer that claims CUDA managed memory (never dereferenced): ORT holds it as CUDA memory (refused before);
+    # the tensor keeps the device it came with.
     buf = np.arange(8, dtype=np.float32)
     t = od.from_dlpack(FakeProducer(buf, device=(13, 1)))
-    assert t.__dlpack_device__() == (2, 1)
+    assert t.__dlpack_device__() == (13, 1)
     assert t.data_ptr == buf.ctypes.data
 
 

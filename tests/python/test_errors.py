@@ -144,3 +144,40 @@ def test_no_crash_after_many_errors():
         with pytest.raises(ValueError):
             od.from_dlpack(fake(ndim=-1))
     assert sys.getrefcount(None) > 0
+
+
+# --- one exception for "a copy is needed and copy=False forbids it" ---------------------------------------------------
+
+
+def test_copy_required_error_is_both_value_error_and_buffer_error():
+    assert issubclass(od.CopyRequiredError, ValueError) and issubclass(od.CopyRequiredError, BufferError)
+
+
+@pytest.mark.parametrize("route", ["producer", "capsule", "ndarray", "dl_device", "array"])
+def test_every_copy_false_refusal_is_copy_required_error(route):
+    strided = np.arange(12, dtype=np.float32).reshape(3, 4)[:, ::2]
+    t = od.from_dlpack(np.arange(4, dtype=np.int32))
+    with pytest.raises(od.CopyRequiredError) as e:
+        if route == "producer":
+            od.from_dlpack(fake(strides=(1, 2)), copy=False)
+        elif route == "capsule":
+            od.from_dlpack(strided.__dlpack__(max_version=(1, 0)), copy=False)
+        elif route == "ndarray":
+            od.from_dlpack(strided, copy=False)
+        elif route == "dl_device":
+            t.__dlpack__(max_version=(1, 3), dl_device=(12, 0), copy=False)
+        else:
+            np.asarray(t, dtype=np.float64, copy=False)
+    assert isinstance(e.value, ValueError) and isinstance(e.value, BufferError)
+
+
+torch = pytest.importorskip("torch")
+
+
+@pytest.mark.parametrize("kind", ["quantized", "sparse"])
+def test_torch_tensors_without_dlpack_form_are_buffer_errors(kind):
+    # torch's C exchange table refuses them with RuntimeError; the protocol (and torch's own __dlpack__) says BufferError.
+    x = torch.arange(6, dtype=torch.float32)
+    x = torch.quantize_per_tensor(x, 0.1, 0, torch.qint8) if kind == "quantized" else x.reshape(2, 3).to_sparse()
+    with pytest.raises(BufferError):
+        od.from_dlpack(x)

@@ -61,6 +61,21 @@ def test_as_ortvalue_of_read_only_and_strided(session):
     np.testing.assert_array_equal(z.numpy(), a + 1)
 
 
+@pytest.mark.parametrize("kind", ["plain", "bool", "float16", "offset", "strided", "read_only", "torch", "capsule"])
+def test_as_ortvalue_hands_plain_tensors_over_and_imports_the_rest(kind):
+    # Plain tensors go to onnxruntime's OrtValue.from_dlpack as they are; the others through ortdlpack's import.
+    base = np.arange(12, dtype=np.int32)
+    x = {"plain": base, "bool": base % 3 == 0, "float16": base.astype(np.float16), "offset": base[3:],
+         "strided": base[::2], "read_only": base.copy(), "torch": torch.from_numpy(base),
+         "capsule": base.__dlpack__(max_version=(1, 0))}[kind]
+    if kind == "read_only":
+        x.flags.writeable = False
+    expected = np.asarray(base if kind in ("torch", "capsule") else x)
+    v = od.as_ortvalue(x)
+    np.testing.assert_array_equal(v.numpy(), expected)
+    assert (v.data_ptr() == expected.ctypes.data) == (kind != "strided")
+
+
 def test_as_ortvalue_of_an_ortvalue_is_itself():
     v = ort.OrtValue.ortvalue_from_numpy(np.zeros(2, np.float32))
     assert od.as_ortvalue(v) is v

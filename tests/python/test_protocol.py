@@ -39,6 +39,10 @@ def test_bad_max_version_is_type_error(t, bad):
 def test_positional_arguments_are_rejected(t):
     with pytest.raises(TypeError):
         t.__dlpack__(None)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'device'"):
+        t.__dlpack__(device=(1, 0))
+    with pytest.raises(TypeError):
+        t.__dlpack_device__(1)
 
 
 @pytest.mark.parametrize("versioned", [True, False])
@@ -102,6 +106,17 @@ def test_dl_device_elsewhere_without_copy_is_buffer_error(t):
 def test_dl_device_without_mapping_is_buffer_error(t):
     with pytest.raises(BufferError):
         t.__dlpack__(max_version=(1, 3), dl_device=(9, 0))  # kDLVPI: no ORT memory for it
+
+
+def test_array_dtype_conversion_with_copy_false_is_value_error():
+    # numpy 2's __array__(dtype, copy) contract: copy=False and a copy needed -> ValueError.
+    t = od.from_dlpack(np.arange(4, dtype=np.int32))
+    with pytest.raises(ValueError, match="int32 to float64"):
+        np.asarray(t, dtype=np.float64, copy=False)
+    assert np.asarray(t, dtype=np.float64).dtype == np.float64
+    same = np.asarray(t, dtype=np.int32, copy=False)
+    assert same.ctypes.data == t.data_ptr
+    assert np.asarray(t, copy=True).ctypes.data != t.data_ptr
 
 
 def test_bad_copy_type(t):
@@ -176,6 +191,12 @@ def test_device_names():
     assert repr(od.Device((2, 3))) == "Device('cuda:3')"
     assert od.Device("cuda:1") != od.Device("cuda:0")
     assert len({od.Device("cpu"), od.Device((1, 0))}) == 1
+
+
+@pytest.mark.parametrize("name,onnxruntime", [("cpu", "cpu"), ("cuda:1", "cuda"), ("cuda_host", "cpu"), ("rocm", "cuda"),
+                                              ("ext_dev", None), ("vulkan", None)])
+def test_onnxruntime_device_names_come_from_the_core_table(name, onnxruntime):
+    assert od.Device(name).onnxruntime_name == onnxruntime
 
 
 def test_from_dlpack_to_unmapped_device_is_buffer_error():

@@ -1,0 +1,64 @@
+// ortdlpack: the one placement decision. Whether a tensor is used where it is, or copied (on the host, or through
+// the env's data transfers), is decided here and only here: for an import (from_dlpack's device/copy), an export
+// (__dlpack__'s dl_device/copy), Tensor.to, a host view (numpy) and copy=. A copy made anywhere in ortdlpack for
+// placement happens inside place().
+#pragma once
+
+#include <dlpack/dlpack.h>
+#include <onnxruntime_c_api.h>
+
+#include "ortdlpack/tensor.h"
+
+namespace ortdlpack {
+
+enum class CopyMode {
+  kNever,     // the tensor where it is, or Error(kCopyRequired)        (Python copy=False)
+  kIfNeeded,  // a copy only when the tensor is not where it must be  (Python copy=None)
+  kAlways,    // always a fresh compact copy                           (Python copy=True)
+};
+
+// Where a tensor must be.
+struct Target {
+  enum class Kind {
+    kAnywhere,  // where it is
+    kHost,      // any memory the host reads directly (CPU, pinned, HOST_ACCESSIBLE); a copy goes to CPU memory
+    kDevice,    // on a DLPack device (its memory_info())
+    kMemory,    // in exactly this ORT memory (an EP device's)
+  };
+  Kind kind = Kind::kAnywhere;
+  DLDevice device{kDLCPU, 0};
+  const OrtMemoryInfo* memory = nullptr;  // kMemory only; owned by ORT (the EP device) or memory_info()
+
+  static Target anywhere() { return {}; }
+  static Target host() { return {Kind::kHost, {kDLCPU, 0}, nullptr}; }
+  static Target on(DLDevice d) { return {Kind::kDevice, d, nullptr}; }
+  static Target in(const OrtMemoryInfo* m) { return {Kind::kMemory, {kDLCPU, 0}, m}; }
+};
+
+struct Placed {
+  Tensor tensor;
+  bool copied = false;  // a fresh tensor (IS_COPIED when exported)
+};
+
+// Whether `t` already is where `target` asks.
+bool is_at(const Tensor& t, const Target& target);
+
+// The decision alone, without acting on it: whether place() copies (Error(kCopyRequired) when `copy` forbids the
+// copy it needs). Lets a caller prepare for a copy (a binding releases its interpreter lock) only when one comes.
+bool copies(const Tensor& t, const Target& target, CopyMode copy, const char* what);
+
+// `t` where `target` asks, under `copy`: `t` itself when it is there (unless kAlways); otherwise a copy into the
+// target's memory (host memcpy or the env's data transfer, transfer.h), or Error(kCopyRequired) with kNever.
+// `what` names the caller in messages ("from_dlpack", "__dlpack__", "to", "__array__"). `stream` (optional) orders
+// a device copy (transfer.h).
+Placed place(const Tensor& t, const Target& target, CopyMode copy, const char* what, OrtSyncStream* stream = nullptr);
+
+// How an import may copy when the imported tensor is then placed at `target`: a copy the placement makes anyway
+// (the tensor moves) or one the producer made already (IS_COPIED) satisfies copy=True, so the import does not make
+// a second one.
+CopyMode import_copy_mode(CopyMode copy, bool producer_copied, DLDevice source, const Target& target);
+
+// After an import made under import_copy_mode(), what the placement still owes `copy`.
+inline CopyMode placement_copy_mode(CopyMode copy) { return copy == CopyMode::kAlways ? CopyMode::kIfNeeded : copy; }
+
+}  // namespace ortdlpack

@@ -1,0 +1,89 @@
+#include "ortdlpack/placement.h"
+
+#include <string>
+
+#include "ortdlpack/device.h"
+#include "ortdlpack/error.h"
+#include "ortdlpack/transfer.h"
+
+namespace ortdlpack {
+namespace {
+
+bool same_device(DLDevice a, DLDevice b) { return a.device_type == b.device_type && a.device_id == b.device_id; }
+
+// Whether memory `memory` (of DLPack device `device`, `host` when host-accessible) satisfies `target`.
+bool memory_is_at(const OrtMemoryInfo* memory, DLDevice device, bool host, const Target& target) {
+  switch (target.kind) {
+    case Target::Kind::kAnywhere: return true;
+    case Target::Kind::kHost: return host;
+    case Target::Kind::kDevice: return same_device(device, target.device);
+    case Target::Kind::kMemory: return same_memory(memory, target.memory);
+  }
+  return false;
+}
+
+// The memory a copy for `target` goes to.
+const OrtMemoryInfo* destination(const Tensor& t, const Target& target) {
+  switch (target.kind) {
+    case Target::Kind::kAnywhere: return t.memory_info();
+    case Target::Kind::kHost: return memory_info(DLDevice{kDLCPU, 0});
+    case Target::Kind::kDevice: return memory_info(target.device);
+    case Target::Kind::kMemory: return target.memory;
+  }
+  return t.memory_info();
+}
+
+std::string describe_target(const Target& target) {
+  switch (target.kind) {
+    case Target::Kind::kAnywhere: return "where it is";
+    case Target::Kind::kHost: return "host memory";
+    case Target::Kind::kDevice: return describe(target.device);
+    case Target::Kind::kMemory: return describe(target.memory);
+  }
+  return "?";
+}
+
+}  // namespace
+
+bool is_at(const Tensor& t, const Target& target) {
+  if (target.kind == Target::Kind::kAnywhere) return true;
+  if (target.kind == Target::Kind::kHost) return t.host_accessible();
+  if (target.kind == Target::Kind::kMemory) return same_memory(t.memory_info(), target.memory);
+  // Memory no DLPack device maps is on no DLPack device (a mapping registered since is looked up).
+  if (!t.has_device()) {
+    try {
+      return same_device(t.device(), target.device);
+    } catch (const Error& e) {
+      if (e.kind() != ErrorKind::kUnsupported) throw;
+      return false;
+    }
+  }
+  return same_device(t.device(), target.device);
+}
+
+bool copies(const Tensor& t, const Target& target, CopyMode copy, const char* what) {
+  if (!t) throw Error(ErrorKind::kInvalidArgument, std::string(what) + ": empty Tensor");
+  if (copy == CopyMode::kAlways) return true;
+  if (is_at(t, target)) return false;
+  if (copy == CopyMode::kNever) {
+    throw Error(ErrorKind::kCopyRequired, std::string(what) + ": the tensor is in " + describe(t.memory_info()) +
+                                              "; " + describe_target(target) + " needs a copy (copy=False)");
+  }
+  return true;
+}
+
+Placed place(const Tensor& t, const Target& target, CopyMode copy, const char* what, OrtSyncStream* stream) {
+  if (!copies(t, target, copy, what)) return {t, false};
+  return {to(t, is_at(t, target) ? t.memory_info() : destination(t, target), stream), true};
+}
+
+CopyMode import_copy_mode(CopyMode copy, bool producer_copied, DLDevice source, const Target& target) {
+  if (copy != CopyMode::kAlways) return copy;
+  if (producer_copied) return CopyMode::kIfNeeded;
+  if (target.kind == Target::Kind::kAnywhere) return copy;
+  const OrtMemoryInfo* memory = memory_info(source);
+  const bool moves = !memory_is_at(memory, source, host_accessible(memory), target);
+  return moves ? CopyMode::kIfNeeded : copy;
+}
+
+}  // namespace ortdlpack
