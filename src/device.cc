@@ -411,6 +411,18 @@ const OrtEpDevice* find_ep_device(OrtEnv* e, const std::string& ep_name, int64_t
   throw Error(ErrorKind::kInvalidArgument, "OrtEpDevice of EP '" + ep_name + "' is not among the environment's EP devices");
 }
 
+std::vector<const OrtEpDevice*> ep_devices_of(OrtEnv* e, const std::string& ep_name) {
+  const OrtApi& api = ort();
+  const OrtEpDevice* const* devices = nullptr;
+  size_t count = 0;
+  check(api.GetEpDevices(e, &devices, &count));
+  std::vector<const OrtEpDevice*> mine;
+  for (size_t i = 0; i < count; ++i) {
+    if (ep_name == api.EpDevice_EpName(devices[i])) mine.push_back(devices[i]);
+  }
+  return mine;
+}
+
 bool onnxruntime_wraps(DLDeviceType type) { return type == kDLCPU || type == kDLCUDA || type == kDLROCM; }
 
 OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name) {

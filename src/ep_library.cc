@@ -98,12 +98,7 @@ std::vector<std::string> env_ep_names() {
   return names;
 }
 
-bool env_has_ep(const std::string& ep_name) {
-  for (const std::string& n : env_ep_names()) {
-    if (n == ep_name) return true;
-  }
-  return false;
-}
+bool env_has_ep(const std::string& ep_name) { return !ep_devices_of(env(), ep_name).empty(); }
 
 // Whether an EP device of the env has device memory of this vendor.
 bool env_serves_vendor(uint32_t vendor_id) {
@@ -201,14 +196,7 @@ std::string ensure_ep(const std::string& name) {
 std::vector<const OrtEpDevice*> select_ep_devices(const std::string& name,
                                                   const std::vector<std::pair<std::string, std::string>>& options) {
   const std::string ep = ensure_ep(name);
-  const OrtApi& api = ort();
-  const OrtEpDevice* const* all = nullptr;
-  size_t count = 0;
-  check(api.GetEpDevices(env(), &all, &count));
-  std::vector<const OrtEpDevice*> mine;
-  for (size_t i = 0; i < count; ++i) {
-    if (ep == api.EpDevice_EpName(all[i])) mine.push_back(all[i]);
-  }
+  std::vector<const OrtEpDevice*> mine = ep_devices_of(env(), ep);
   for (const auto& [key, value] : options) {
     if (key != "device_id" || mine.size() < 2) continue;
     char* end = nullptr;

@@ -245,15 +245,10 @@ SessionInfo::SessionInfo(const OrtSession* session, const std::vector<const OrtE
 
 SessionInfo::SessionInfo(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
                          const std::vector<std::string>& providers) {
-  const OrtApi& api = ort();
-  const OrtEpDevice* const* devices = nullptr;
-  size_t count = 0;
-  check(api.GetEpDevices(env(), &devices, &count));
   std::vector<const OrtEpDevice*> mine;
-  for (size_t i = 0; i < count; ++i) {
-    for (const std::string& p : providers) {
-      if (p == api.EpDevice_EpName(devices[i])) mine.push_back(devices[i]);
-    }
+  for (const std::string& p : providers) {
+    const std::vector<const OrtEpDevice*> of = ep_devices_of(env(), p);
+    mine.insert(mine.end(), of.begin(), of.end());
   }
   ep_memory_ = memories_of(mine);
   const auto convert = [this](const std::vector<IoDeclaration>& declarations, std::vector<IoInfo>& ios) {

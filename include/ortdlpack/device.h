@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <vector>
 
 namespace ortdlpack {
 
@@ -93,6 +94,9 @@ bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b);
 // when the env has none.
 const OrtEpDevice* find_ep_device(OrtEnv* env, const std::string& ep_name, int64_t hardware_type, int64_t vendor_id,
                                   int64_t device_id);
+
+// The EP devices of `env` whose EP is named `ep_name`, in the env's order (empty when it has none).
+std::vector<const OrtEpDevice*> ep_devices_of(OrtEnv* env, const std::string& ep_name);
 
 // "VirtualDevice:1 (NPU, vendor 0xD1A9, DEFAULT memory)": how error messages name ORT memory.
 std::string describe(const OrtMemoryInfo* info);
