@@ -88,7 +88,10 @@ class VirtualAccelerator:
     def __init__(self):
         path = ortdlpack.testing.virtual_device_library()
         if not any(d.ep_name == VD_EP for d in ort.get_ep_devices()):
-            ortdlpack.register_execution_provider_library("ortdlpack_virtual_device", path)
+            try:
+                ortdlpack.register_execution_provider_library("ortdlpack_virtual_device", path)
+            except Exception as e:  # e.g. an onnxruntime older than the plugin's EP API (1.29): say so, no traceback
+                raise SystemExit(f"the virtual accelerator is not available here: {e}") from None
         self.ep_device = next(d for d in ort.get_ep_devices() if d.ep_name == VD_EP and d.device.device_id == 0)
         self.lib = ortdlpack.testing.virtual_device_abi(path)  # the registered copy: the same counters
         self.device = ortdlpack.Device(self.ep_device)

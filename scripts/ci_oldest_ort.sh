@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
-# CI leg: the Python suite against the oldest supported onnxruntime (1.23.x), in a venv of its own with only what the
-# suite needs (no torch/jax/tensorflow: the tests that need one skip). The extension is the one setup.sh builds: one
+# CI leg: the Python suite against the oldest supported onnxruntime (1.23.x), in a venv of its own that has that
+# onnxruntime and sees the frameworks (torch, jax, tensorflow, ...) of .venv behind it (a .pth line: the venv's own
+# onnxruntime comes first on sys.path), so the framework tests run too. The extension is the one setup.sh builds: one
 # build serves every onnxruntime >= 1.23 (it asks the runtime for its C API version at import).
 set -euo pipefail
 cd "$(dirname "$0")/.."
@@ -16,6 +17,8 @@ if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import onnxruntime" 2
   python3 -m venv "$venv"
   "$venv/bin/python" -m pip install -q --progress-bar off "onnxruntime==$ORT_VERSION" "$(pin numpy)" "$(pin pytest)" \
     "$(pin ml_dtypes)" "$(pin onnx)" "$(pin psutil)" "$(pin apache-tvm-ffi)"
+  own=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
+  .venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > "$own/ortdlpack_ci_frameworks.pth"
 fi
 echo "ci_oldest_ort: installing ortdlpack into $site (build dir build/python)"
 rm -rf "$site"

@@ -57,8 +57,9 @@ def test_pipeline_demo():
     assert "results equal" in out
 
 
-def test_accelerator_pipeline():
-    """The main demo: on the virtual accelerator here (on the GPU where torch and the CUDA EP see one)."""
+def test_accelerator_pipeline(vd):
+    """The main demo: on the virtual accelerator here (on the GPU where torch and the CUDA EP see one). `vd` skips,
+    with the plugin's reason, on an onnxruntime the virtual accelerator cannot run on (< 1.29)."""
     needs("torch")
     out = run_example("accelerator_pipeline.py", "--budget", "0.05")
     assert "results equal" in out and "same pointer True" in out
