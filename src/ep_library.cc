@@ -176,6 +176,8 @@ std::string canonical_ep_name(const std::string& name) {
   return name;
 }
 
+bool ships_with_ort(const std::string& name) { return find_library(canonical_ep_name(name)) != nullptr; }
+
 std::string ensure_ep(const std::string& name) {
   const std::string ep = canonical_ep_name(name);
   if (env_has_ep(ep)) return ep;

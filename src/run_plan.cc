@@ -6,6 +6,7 @@
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
+#include "ortdlpack/ep_library.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/stream.h"
 #include "ortdlpack/transfer.h"
@@ -247,6 +248,12 @@ SessionInfo::SessionInfo(const std::vector<IoDeclaration>& inputs, const std::ve
                          const std::vector<std::string>& providers) {
   std::vector<const OrtEpDevice*> mine;
   for (const std::string& p : providers) {
+    if (ships_with_ort(p)) {
+      try {
+        ensure_ep(p);  // a library shipped with ORT (CUDA, ...): registered now, once
+      } catch (const Error&) {  // not there: the session's EP keeps its memory to itself, as before
+      }
+    }
     const std::vector<const OrtEpDevice*> of = ep_devices_of(env(), p);
     mine.insert(mine.end(), of.begin(), of.end());
   }

@@ -33,6 +33,9 @@ void set_ep_library_dir(const std::string& dir);
 // (a plugin EP registered by the caller).
 std::string canonical_ep_name(const std::string& name);
 
+// Whether `name` (canonical_ep_name() applied) is an EP of the table: one whose library ships with ORT builds.
+bool ships_with_ort(const std::string& name);
+
 // Makes sure the env has the EP named `name` (canonical_ep_name() applied): registers its library from
 // ep_library_dir() when the env lacks it. Returns the canonical name. Error(kUnsupported) saying what to install
 // when the EP is neither in the env nor registrable.

@@ -75,7 +75,9 @@ class SessionInfo {
   // Converted from declarations. Memory is resolved to an OrtMemoryInfo owned by this SessionInfo: ORT's own for the
   // names ORT knows (CreateMemoryInfo), else the memory of the env's EP device with that name, vendor and memory type.
   // Memory neither knows stays unknown (NULL), as when ORT cannot tell a session's memory: it is treated as host.
-  // `providers`: the session's execution provider names; the env's EP devices of those EPs are the session's.
+  // `providers`: the session's execution provider names; the env's EP devices of those EPs are the session's (an EP
+  // library shipped with ORT that the env lacks is registered first, as ensure_ep() does: a built-in CUDA EP
+  // session's memory then has the env's allocator, data transfer and streams).
   SessionInfo(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
               const std::vector<std::string>& providers = {});
 

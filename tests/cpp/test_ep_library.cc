@@ -54,6 +54,10 @@ TEST(EpLibrary, NamesUsersWriteMapToOrtsEpNames) {
   EXPECT_EQ(canonical_ep_name("migraphx"), "MIGraphXExecutionProvider");
   EXPECT_EQ(canonical_ep_name("openvino"), "OpenVINOExecutionProvider");
   EXPECT_EQ(canonical_ep_name("SomePluginEP"), "SomePluginEP");
+  EXPECT_TRUE(ships_with_ort("cuda"));
+  EXPECT_TRUE(ships_with_ort("OpenVINOExecutionProvider"));
+  EXPECT_FALSE(ships_with_ort("CPUExecutionProvider"));
+  EXPECT_FALSE(ships_with_ort("SomePluginEP"));
 }
 
 TEST(EpLibrary, MissingCudaLibrarySaysWhatToInstall) {
