@@ -1,6 +1,6 @@
 """Stream ordering (docs/streams.md) on the asynchronous virtual device, one test per path.
 
-A producer (ortdlpack.testing.AsyncProducer, which behaves like torch on CUDA) leaves a write queued on its own
+A producer (tests/python/async_producer.py, which behaves like torch on CUDA) leaves a write queued on its own
 stream; every copy on a virtual-device stream takes DELAY_US of device time. A path that reads the producer's tensor
 without being ordered after that write reads the zeros of fresh device memory; a consumer on another stream that is
 not ordered after ortdlpack's work reads zeros too. So each test fails without the ordering it names.
@@ -16,7 +16,7 @@ import pytest
 
 import ortdlpack
 from conftest import EP_NAME, cpu_session, tiny_input
-from ortdlpack.testing import AsyncProducer
+from async_producer import AsyncProducer
 
 DELAY_US = 20_000
 
