@@ -45,11 +45,7 @@ std::string tensor_string(const detail::TensorMeta& m) {
 // Fills `io` from ORT's type info (which it releases).
 void read_type_info(OrtTypeInfo* type_info, IoInfo& io) {
   const OrtApi& api = ort();
-  struct Release {
-    const OrtApi& api;
-    OrtTypeInfo* info;
-    ~Release() { api.ReleaseTypeInfo(info); }
-  } release{api, type_info};
+  const Owned<OrtTypeInfo> release(type_info);
   ONNXType onnx_type = ONNX_TYPE_UNKNOWN;
   check(api.GetOnnxTypeFromTypeInfo(type_info, &onnx_type));
   io.is_tensor = onnx_type == ONNX_TYPE_TENSOR;
@@ -105,10 +101,6 @@ std::vector<IoInfo> read_ios(const OrtSession* session, size_t count, GetName ge
 
 // --- SessionInfo from declarations -------------------------------------------------------------------------------
 
-struct MemoryInfoDeleter {
-  void operator()(OrtMemoryInfo* m) const noexcept { ort().ReleaseMemoryInfo(m); }
-};
-
 // The OrtMemoryInfo the fields describe, or NULL when neither ORT nor an EP device of the env knows the name.
 // ORT maps its built-in allocator names ("Cpu", "Cuda", "CudaPinned", ...) to devices itself (CreateMemoryInfo);
 // a plugin EP's memory is found among the env's EP devices by name, vendor and memory type, which gives its device
@@ -136,7 +128,7 @@ std::shared_ptr<OrtMemoryInfo> resolve(const IoDeclaration::Memory& m) {
                                     m.allocator_type, &info));
     }
   }
-  return std::shared_ptr<OrtMemoryInfo>(info, MemoryInfoDeleter{});
+  return std::shared_ptr<OrtMemoryInfo>(info, Releaser<OrtMemoryInfo>{});
 }
 
 IoInfo from_declaration(const IoDeclaration& d) {

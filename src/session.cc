@@ -27,7 +27,6 @@ OrtAllocator* default_allocator() {
 
 }  // namespace
 
-void Session::BindingDeleter::operator()(OrtIoBinding* b) const noexcept { ort().ReleaseIoBinding(b); }
 
 Session::Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices)
     : session_(session), info_(session, ep_devices) {}
@@ -105,10 +104,7 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
     size_t count = 0;
     check(api.GetBoundOutputValues(binding, allocator, &values, &count));
     // Own every value first, so none leaks whatever fails below.
-    struct ValueRelease {
-      void operator()(OrtValue* v) const noexcept { ort().ReleaseValue(v); }
-    };
-    std::vector<std::unique_ptr<OrtValue, ValueRelease>> owned;
+    std::vector<Owned<OrtValue>> owned;
     owned.reserve(count);
     for (size_t k = 0; k < count; ++k) owned.emplace_back(values[k]);
     check(api.AllocatorFree(allocator, values));

@@ -35,6 +35,7 @@
 #include <vector>
 
 #include "ortdlpack/run_plan.h"
+#include "ortdlpack/handle.h"
 #include "ortdlpack/tensor.h"
 
 namespace ortdlpack {
@@ -58,10 +59,7 @@ class Session {
                           const RunOptions& options = {});
 
  private:
-  struct BindingDeleter {
-    void operator()(OrtIoBinding* b) const noexcept;
-  };
-  using Binding = std::unique_ptr<OrtIoBinding, BindingDeleter>;
+  using Binding = Owned<OrtIoBinding>;
   Binding acquire();
   void release(Binding binding) noexcept;
 

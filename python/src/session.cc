@@ -15,30 +15,13 @@
 namespace ortdlpack::py {
 namespace {
 
-struct OptionsDeleter {
-  void operator()(OrtSessionOptions* o) const noexcept { ort().ReleaseSessionOptions(o); }
-};
-using OptionsPtr = std::unique_ptr<OrtSessionOptions, OptionsDeleter>;
-
 // The Python object: owns the OrtSession, which ortdlpack::Session borrows (so it is destroyed first).
 struct PySession {
-  PySession(OrtSession* s, const std::vector<const OrtEpDevice*>& ep_devices) : session(s) {
-    try {
-      core = std::make_unique<Session>(s, ep_devices);
-    } catch (...) {
-      ort().ReleaseSession(s);
-      throw;
-    }
-  }
-  PySession(const PySession&) = delete;
-  PySession& operator=(const PySession&) = delete;
-  ~PySession() {
-    core.reset();
-    ort().ReleaseSession(session);
-  }
+  PySession(OrtSession* s, const std::vector<const OrtEpDevice*>& ep_devices)
+      : session(s), core(std::make_unique<Session>(s, ep_devices)) {}
 
-  OrtSession* session;
-  std::unique_ptr<Session> core;
+  Owned<OrtSession> session;     // declared first: destroyed after
+  std::unique_ptr<Session> core;  // which borrows it
 };
 
 std::string str_of(nb::handle h, const char* what) {
@@ -79,7 +62,7 @@ OrtSession* create_session(nb::handle model, nb::handle intra, nb::handle inter,
   const OrtApi& api = ort();
   OrtSessionOptions* raw = nullptr;
   check(api.CreateSessionOptions(&raw));
-  OptionsPtr options(raw);
+  const Owned<OrtSessionOptions> options(raw);
   if (!intra.is_none()) check(api.SetIntraOpNumThreads(options.get(), nb::cast<int>(intra)));
   if (!inter.is_none()) check(api.SetInterOpNumThreads(options.get(), nb::cast<int>(inter)));
   for (const auto& [k, v] : string_pairs(config, "config")) {
@@ -177,7 +160,7 @@ void for_items(nb::handle mapping, const char* what, std::vector<std::pair<std::
 // Converts run()'s arguments (feeds, output_names, outputs=, device=) into `r`, the same way for ortdlpack.run and
 // ortdlpack.Session.run.
 void convert(Request& r, nb::handle feeds, nb::handle output_names, nb::handle outputs, nb::handle device) {
-  for_items(feeds, "input", r.feeds, [](nb::handle x) { return tensor_of(from_dlpack(x, nb::none(), nb::none())).tensor; });
+  for_items(feeds, "input", r.feeds, [](nb::handle x) { return import_any(x, nb::none(), nb::none()); });
   if (!output_names.is_none()) {
     if (PyUnicode_Check(output_names.ptr())) throw nb::type_error("output_names must be a sequence of str, not str");
     for (nb::handle n : output_names) r.names.push_back(str_of(n, "an output name"));
@@ -185,7 +168,7 @@ void convert(Request& r, nb::handle feeds, nb::handle output_names, nb::handle o
   if (!outputs.is_none()) {
     // Destinations are written in place: never a copy (BufferError).
     for_items(outputs, "output destination", r.options.destinations,
-              [](nb::handle x) { return tensor_of(from_dlpack(x, nb::none(), nb::borrow(Py_False))).tensor; });
+              [](nb::handle x) { return import_any(x, nb::none(), nb::borrow(Py_False)); });
   }
   if (!device.is_none()) {
     const Device d = to_device(device);
