@@ -94,6 +94,10 @@ class VirtualAccelerator:
                 raise SystemExit(f"the virtual accelerator is not available here: {e}") from None
         self.ep_device = next(d for d in ort.get_ep_devices() if d.ep_name == VD_EP and d.device.device_id == 0)
         self.lib = ortdlpack.testing.virtual_device_abi(path)  # the registered copy: the same counters
+        # Stream work stays asynchronous (a worker thread runs each stream's queue) but without the artificial delay
+        # the ordering tests give each queued copy: the usual path's copies take no stream and would pay none of it.
+        self.lib.ortdlpack_vd_set_stream_delay_us.argtypes = [ctypes.c_uint64]
+        self.lib.ortdlpack_vd_set_stream_delay_us(0)
         self.device = ortdlpack.Device(self.ep_device)
 
     def counters(self) -> ortdlpack.testing.VirtualDeviceCounters:
