@@ -394,6 +394,17 @@ const char* onnxruntime_device_name(DLDeviceType type) {
   return row ? row->onnxruntime : nullptr;
 }
 
+std::pair<const char*, int> onnxruntime_binding_device(const OrtMemoryInfo* memory) {
+  if (host_accessible(memory)) return {"cpu", 0};
+  const OrtApi& api = ort();
+  OrtMemoryInfoDeviceType type = OrtMemoryInfoDeviceType_CPU;
+  api.MemoryInfoGetDeviceType(memory, &type);
+  int id = 0;
+  check(api.MemoryInfoGetId(memory, &id));
+  if (type == OrtMemoryInfoDeviceType_GPU) return {api.MemoryInfoGetVendorId(memory) == kVendorNvidia ? "cuda" : "gpu", id};
+  return {type == OrtMemoryInfoDeviceType_NPU ? "npu" : "cpu", id};
+}
+
 const OrtEpDevice* find_ep_device(OrtEnv* e, const std::string& ep_name, int64_t hardware_type, int64_t vendor_id,
                                   int64_t device_id) {
   const OrtApi& api = ort();

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "ortdlpack/api.h"
+#include "ortdlpack/ep_library.h"
 #include "ortdlpack/error.h"
 
 namespace ortdlpack {
@@ -25,11 +26,60 @@ OrtAllocator* default_allocator() {
   return allocator;
 }
 
+// Session options from a SessionConfig; `ep_devices` receives the EP devices appended (none for the CPU EP).
+Owned<OrtSessionOptions> session_options(const SessionConfig& config, std::vector<const OrtEpDevice*>& ep_devices) {
+  const OrtApi& api = ort();
+  OrtSessionOptions* raw = nullptr;
+  check(api.CreateSessionOptions(&raw));
+  Owned<OrtSessionOptions> options(raw);
+  if (config.intra_op_num_threads) check(api.SetIntraOpNumThreads(raw, *config.intra_op_num_threads));
+  if (config.inter_op_num_threads) check(api.SetInterOpNumThreads(raw, *config.inter_op_num_threads));
+  for (const auto& [key, value] : config.entries) check(api.AddSessionConfigEntry(raw, key.c_str(), value.c_str()));
+  if (config.ep.empty()) {
+    if (!config.ep_options.empty()) throw Error(ErrorKind::kInvalidArgument, "Session: ep_options needs ep");
+    return options;
+  }
+  ep_devices = select_ep_devices(config.ep, config.ep_options);
+  std::vector<const char*> keys, values;
+  for (const auto& [key, value] : config.ep_options) {
+    keys.push_back(key.c_str());
+    values.push_back(value.c_str());
+  }
+  check(api.SessionOptionsAppendExecutionProvider_V2(raw, env(), ep_devices.data(), ep_devices.size(), keys.data(),
+                                                     values.data(), keys.size()));
+  return options;
+}
+
 }  // namespace
 
+struct Session::Created {
+  // `create(options, &session)`: ORT's CreateSession or CreateSessionFromArray.
+  template <class Create>
+  Created(const SessionConfig& config, Create create) {
+    const Owned<OrtSessionOptions> options = session_options(config, ep_devices);
+    OrtSession* raw = nullptr;
+    check(create(options.get(), &raw));
+    session = Owned<OrtSession>(raw);
+  }
+  Owned<OrtSession> session;
+  std::vector<const OrtEpDevice*> ep_devices;
+};
 
 Session::Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices)
     : session_(session), info_(session, ep_devices) {}
+
+Session::Session(Created created)
+    : owned_(std::move(created.session)), session_(owned_.get()), info_(session_, created.ep_devices) {}
+
+Session::Session(const std::string& model_path, const SessionConfig& config)
+    : Session(Created(config, [&](const OrtSessionOptions* options, OrtSession** out) {
+        return ort().CreateSession(env(), model_path.c_str(), options, out);
+      })) {}
+
+Session::Session(const void* model_data, size_t model_size, const SessionConfig& config)
+    : Session(Created(config, [&](const OrtSessionOptions* options, OrtSession** out) {
+        return ort().CreateSessionFromArray(env(), model_data, model_size, options, out);
+      })) {}
 
 Session::~Session() = default;
 

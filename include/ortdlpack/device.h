@@ -14,6 +14,7 @@
 
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 namespace ortdlpack {
@@ -74,6 +75,11 @@ DLDevice dl_device_from_name(const std::string& name);
 // The device name onnxruntime's Python API uses for memory of that DLPack type ("cpu" for host memory, "cuda" for
 // CUDA and ROCm memory); nullptr when onnxruntime has none.
 const char* onnxruntime_device_name(DLDeviceType type);
+
+// How onnxruntime's Python IOBinding.bind_output names the device of `memory` (its device_type and device_id, which
+// carry no memory type and no vendor but NVIDIA's "cuda"): host-accessible memory is ("cpu", 0), where ORT then
+// allocates; GPU memory "cuda" (NVIDIA) or "gpu"; NPU memory "npu".
+std::pair<const char*, int> onnxruntime_binding_device(const OrtMemoryInfo* memory);
 
 // Whether onnxruntime's Python OrtValue.from_dlpack wraps memory of that type (CPU, CUDA, ROCm: the only public way
 // to make an onnxruntime.OrtValue over foreign memory).

@@ -40,12 +40,32 @@
 
 namespace ortdlpack {
 
-// An OrtSession (borrowed: it must outlive the Session) with its metadata cached and its IoBindings reused.
-// run() may be called from several threads at once, as OrtSession::Run may.
+// How Session creates an OrtSession from a model; everything not set here is ORT's default.
+struct SessionConfig {
+  std::optional<int> intra_op_num_threads;
+  std::optional<int> inter_op_num_threads;
+  // The EP to run on, by a name users know ("cuda", "CUDAExecutionProvider", a plugin EP's registered name;
+  // ep_library.h registers an EP library shipped with ORT when the env lacks it). Empty: ORT's CPU EP.
+  std::string ep;
+  // The EP's provider options ("device_id" picks one of several EP devices, "use_tf32", ...). Needs `ep`.
+  std::vector<std::pair<std::string, std::string>> ep_options;
+  // Session config entries ("session.intra_op.allow_spinning" -> "0", ...).
+  std::vector<std::pair<std::string, std::string>> entries;
+};
+
+// An OrtSession with its metadata cached and its IoBindings reused. run() may be called from several threads at
+// once, as OrtSession::Run may.
 class Session {
  public:
-  // `ep_devices`: the EP devices the session was created with, if any (see SessionInfo).
+  // Borrows `session` (it must outlive the Session). `ep_devices`: the EP devices the session was created with, if
+  // any (see SessionInfo).
   explicit Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
+  // Creates and owns a session on env() from a model file or from the model's bytes (copied by ORT; `data` need not
+  // outlive the call). Error(kInvalidArgument) for ep_options without an ep or an unknown device_id;
+  // Error(kUnsupported) naming what to install for an EP neither the env nor ORT's folder has; ORT's own errors
+  // (a missing file, an invalid model) as they are.
+  Session(const std::string& model_path, const SessionConfig& config);
+  Session(const void* model_data, size_t model_size, const SessionConfig& config);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
@@ -59,10 +79,13 @@ class Session {
                           const RunOptions& options = {});
 
  private:
+  struct Created;  // a session this class creates, with the EP devices it was created with
+  explicit Session(Created created);
   using Binding = Owned<OrtIoBinding>;
   Binding acquire();
   void release(Binding binding) noexcept;
 
+  Owned<OrtSession> owned_;  // the session when this class created it (declared first: destroyed last)
   OrtSession* session_;
   SessionInfo info_;
   std::mutex pool_mutex_;

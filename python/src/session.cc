@@ -1,6 +1,7 @@
-// ortdlpack.Session: an OrtSession created and run entirely in C++ (ortdlpack::Session), for the per-run cost of a
-// C++ caller. The session is made with the C API on the shared env (the wheel's ORT, see module.cc); feeds and
-// destinations go through from_dlpack (dlpack.cc), so every producer from_dlpack takes is a feed.
+// ortdlpack.Session: the core's Session (created and run in C++, for the per-run cost of a C++ caller, on the shared
+// env: the wheel's ORT, see module.cc), and ortdlpack.run's binding of the core's run plan to an
+// onnxruntime.InferenceSession. Feeds and destinations go through import_any (dlpack.cc), so every producer
+// from_dlpack takes is a feed.
 #include <memory>
 #include <string>
 #include <utility>
@@ -14,15 +15,6 @@
 
 namespace ortdlpack::py {
 namespace {
-
-// The Python object: owns the OrtSession, which ortdlpack::Session borrows (so it is destroyed first).
-struct PySession {
-  PySession(OrtSession* s, const std::vector<const OrtEpDevice*>& ep_devices)
-      : session(s), core(std::make_unique<Session>(s, ep_devices)) {}
-
-  Owned<OrtSession> session;     // declared first: destroyed after
-  std::unique_ptr<Session> core;  // which borrows it
-};
 
 std::string str_of(nb::handle h, const char* what) {
   if (!PyUnicode_Check(h.ptr())) {
@@ -40,52 +32,22 @@ std::vector<std::pair<std::string, std::string>> string_pairs(nb::handle dict, c
   return pairs;
 }
 
-// Appends the EP named `ep` with `ep_options`; the core picks its EP devices (ep_library.h: names users know, EP
-// libraries shipped with ORT registered when needed, "device_id"). Returns them.
-std::vector<const OrtEpDevice*> append_ep(OrtSessionOptions* options, const std::string& ep, nb::handle ep_options) {
-  const auto options_pairs = string_pairs(ep_options, "ep_options");
-  std::vector<const OrtEpDevice*> devices = select_ep_devices(ep, options_pairs);
-  std::vector<const char*> key_ptrs, value_ptrs;
-  for (const auto& [k, v] : options_pairs) {
-    key_ptrs.push_back(k.c_str());
-    value_ptrs.push_back(v.c_str());
-  }
-  check(ort().SessionOptionsAppendExecutionProvider_V2(options, env(), devices.data(), devices.size(),
-                                                        key_ptrs.data(), value_ptrs.data(), key_ptrs.size()));
-  return devices;
-}
-
-// Creates the OrtSession from a path (str / os.PathLike) or the model's bytes (any bytes-like object); `ep_devices`
-// receives the EP devices it was created with.
-OrtSession* create_session(nb::handle model, nb::handle intra, nb::handle inter, nb::handle ep, nb::handle ep_options,
-                           nb::handle config, std::vector<const OrtEpDevice*>& ep_devices) {
-  const OrtApi& api = ort();
-  OrtSessionOptions* raw = nullptr;
-  check(api.CreateSessionOptions(&raw));
-  const Owned<OrtSessionOptions> options(raw);
-  if (!intra.is_none()) check(api.SetIntraOpNumThreads(options.get(), nb::cast<int>(intra)));
-  if (!inter.is_none()) check(api.SetInterOpNumThreads(options.get(), nb::cast<int>(inter)));
-  for (const auto& [k, v] : string_pairs(config, "config")) {
-    check(api.AddSessionConfigEntry(options.get(), k.c_str(), v.c_str()));
-  }
-  if (!ep.is_none()) {
-    ep_devices = append_ep(options.get(), str_of(ep, "ep"), ep_options);
-  } else if (!ep_options.is_none()) {
-    throw nb::value_error("Session: ep_options needs ep");
-  }
-
-  OrtSession* session = nullptr;
+// Creates the core Session from a path (str / os.PathLike) or the model's bytes (any bytes-like object).
+void create_session(Session* self, nb::handle model, nb::handle intra, nb::handle inter, nb::handle ep,
+                    nb::handle ep_options, nb::handle config) {
+  SessionConfig c;
+  if (!intra.is_none()) c.intra_op_num_threads = nb::cast<int>(intra);
+  if (!inter.is_none()) c.inter_op_num_threads = nb::cast<int>(inter);
+  if (!ep.is_none()) c.ep = str_of(ep, "ep");
+  c.ep_options = string_pairs(ep_options, "ep_options");
+  c.entries = string_pairs(config, "config");
   if (PyObject_CheckBuffer(model.ptr())) {
     Py_buffer view;
     if (PyObject_GetBuffer(model.ptr(), &view, PyBUF_SIMPLE) != 0) throw nb::python_error();
-    OrtStatus* status = nullptr;
-    {
-      nb::gil_scoped_release release;
-      status = api.CreateSessionFromArray(env(), view.buf, static_cast<size_t>(view.len), options.get(), &session);
-    }
-    PyBuffer_Release(&view);
-    check(status);
-    return session;
+    const std::unique_ptr<Py_buffer, void (*)(Py_buffer*)> release_view(&view, PyBuffer_Release);
+    nb::gil_scoped_release release;
+    new (self) Session(view.buf, static_cast<size_t>(view.len), c);
+    return;
   }
   nb::object path = nb::steal(PyOS_FSPath(model.ptr()));
   if (!path.is_valid() || !PyUnicode_Check(path.ptr())) {
@@ -94,13 +56,8 @@ OrtSession* create_session(nb::handle model, nb::handle intra, nb::handle inter,
                           std::string(Py_TYPE(model.ptr())->tp_name)).c_str());
   }
   const std::string p = nb::cast<std::string>(path);
-  OrtStatus* status = nullptr;
-  {
-    nb::gil_scoped_release release;
-    status = api.CreateSession(env(), p.c_str(), options.get(), &session);
-  }
-  check(status);
-  return session;
+  nb::gil_scoped_release release;
+  new (self) Session(p, c);
 }
 
 nb::object names_of(const std::vector<IoInfo>& ios) {
@@ -180,13 +137,13 @@ void convert(Request& r, nb::handle feeds, nb::handle output_names, nb::handle o
   }
 }
 
-nb::object run(PySession& self, nb::handle feeds, nb::handle output_names, nb::handle outputs, nb::handle device) {
+nb::object run(Session& self, nb::handle feeds, nb::handle output_names, nb::handle outputs, nb::handle device) {
   Request r;
   convert(r, feeds, output_names, outputs, device);
   std::vector<Tensor> results;
   {
     nb::gil_scoped_release release;
-    results = self.core->run(r.feeds, r.names, r.options);
+    results = self.run(r.feeds, r.names, r.options);
   }
   nb::list list;
   for (Tensor& t : results) list.append(wrap(std::move(t)));
@@ -311,22 +268,6 @@ nb::object output_names_of(const PyPlan& p) {
   return std::move(names);
 }
 
-// How onnxruntime's IOBinding names the device of `memory` (its device_type argument, which carries no memory type
-// and no vendor but NVIDIA's "cuda"): host-accessible memory is bound as "cpu", where ORT then allocates.
-const char* ort_python_device(const OrtMemoryInfo* memory) {
-  if (host_accessible(memory)) return "cpu";
-  OrtMemoryInfoDeviceType type = OrtMemoryInfoDeviceType_CPU;
-  ort().MemoryInfoGetDeviceType(memory, &type);
-  if (type == OrtMemoryInfoDeviceType_GPU) return ort().MemoryInfoGetVendorId(memory) == kVendorNvidia ? "cuda" : "gpu";
-  return type == OrtMemoryInfoDeviceType_NPU ? "npu" : "cpu";
-}
-
-int device_id(const OrtMemoryInfo* memory) {
-  int id = 0;
-  check(ort().MemoryInfoGetId(memory, &id));
-  return host_accessible(memory) ? 0 : id;
-}
-
 nb::object shape_of(const Tensor& t) {
   const std::vector<int64_t> shape = t.shape();
   nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
@@ -353,7 +294,8 @@ void bind(const PyPlan& p, nb::handle binding) {
   for (const RunPlan::Output& out : p.request.plan.outputs) {
     const char* name = info.outputs()[static_cast<size_t>(out.index)].name.c_str();
     if (!out.destination) {
-      binding.attr("bind_output")(name, ort_python_device(out.memory), device_id(out.memory));
+      const auto [type, id] = onnxruntime_binding_device(out.memory);
+      binding.attr("bind_output")(name, type, id);
     } else if (host_accessible(out.destination.memory_info())) {
       const Tensor& t = out.destination;
       binding.attr("bind_output")(name, "cpu", 0, static_cast<int>(t.element_type()), shape_of(t),
@@ -396,24 +338,18 @@ nb::object collect(const PyPlan& p, nb::handle binding) {
 }  // namespace
 
 void bind_session(nb::module_& m) {
-  nb::class_<PySession>(m, "Session",
+  nb::class_<Session>(m, "Session",
                         "An ONNX Runtime session created and run in C++: feeds and outputs are DLPack tensors, "
                         "bound without copies (see ortdlpack::Session).")
-      .def("__init__",
-           [](PySession* self, nb::handle model, nb::handle intra, nb::handle inter, nb::handle ep,
-              nb::handle ep_options, nb::handle config) {
-             std::vector<const OrtEpDevice*> ep_devices;
-             OrtSession* session = create_session(model, intra, inter, ep, ep_options, config, ep_devices);
-             new (self) PySession(session, ep_devices);
-           },
+      .def("__init__", &create_session,
            nb::arg("model"), nb::kw_only(), nb::arg("intra_op_num_threads") = nb::none(),
            nb::arg("inter_op_num_threads") = nb::none(), nb::arg("ep") = nb::none(),
            nb::arg("ep_options") = nb::none(), nb::arg("config") = nb::none(),
            "model: a path or the model's bytes. ep: None (CPU) or the name of an EP registered in the env, whose EP "
            "devices are appended with ep_options (dict[str, str]). config: session config entries (dict[str, str], "
            "e.g. {'session.intra_op.allow_spinning': '0'}).")
-      .def_prop_ro("input_names", [](const PySession& s) { return names_of(s.core->info().inputs()); })
-      .def_prop_ro("output_names", [](const PySession& s) { return names_of(s.core->info().outputs()); })
+      .def_prop_ro("input_names", [](const Session& s) { return names_of(s.info().inputs()); })
+      .def_prop_ro("output_names", [](const Session& s) { return names_of(s.info().outputs()); })
       .def("run", &run, nb::arg("feeds"), nb::arg("output_names") = nb::none(), nb::kw_only(),
            nb::arg("outputs") = nb::none(), nb::arg("device") = nb::none(),
            "Runs on feeds {name: DLPack producer} and returns the outputs named in output_names (None: all) as "

@@ -2,6 +2,7 @@
 // code with ORT's Model Editor API (no .onnx files, no protobuf).
 #include <atomic>
 #include <cstdint>
+#include <cstdio>
 #include <cstring>
 #include <functional>
 #include <string>
@@ -214,6 +215,66 @@ TEST_F(SessionTest, DynamicBatchOutputSubsetAndMixedDestinations) {
     EXPECT_EQ(out[1].shape(), (std::vector<int64_t>{n, 3}));
     for (size_t i = 0; i < x.size(); ++i) ASSERT_EQ(sbuf[i], 2 * x[i]);
   }
+}
+
+// --- sessions the core creates from a model file or bytes ---------------------------------------------------------
+
+// Protobuf fields (wire types varint and length-delimited): enough to write a tiny ONNX model without a protobuf
+// library or a file in the repo.
+std::string Varint(uint64_t v) {
+  std::string out;
+  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+std::string Field(uint32_t number, uint64_t value) { return Varint(number << 3) + Varint(value); }
+std::string Field(uint32_t number, const std::string& bytes) {
+  return Varint((number << 3) | 2) + Varint(bytes.size()) + bytes;
+}
+
+// ModelProto of y = Identity(x) on float[2] (opset 13).
+std::string IdentityModelBytes() {
+  const std::string float2 = Field(1, Field(1, uint64_t{1}) + Field(2, Field(1, Field(1, uint64_t{2}))));  // TypeProto
+  const std::string graph = Field(1, Field(1, "x") + Field(2, "y") + Field(4, "Identity")) + Field(2, "g") +
+                            Field(11, Field(1, "x") + Field(2, float2)) + Field(12, Field(1, "y") + Field(2, float2));
+  return Field(1, uint64_t{8}) + Field(7, graph) + Field(8, Field(1, "") + Field(2, uint64_t{13}));
+}
+
+TEST(SessionCreate, FromBytesAndFromAFile) {
+  const std::string model = IdentityModelBytes();
+  ortdlpack::SessionConfig config;
+  config.intra_op_num_threads = 1;
+  config.entries = {{"session.intra_op.allow_spinning", "0"}};
+  ortdlpack::Session from_bytes(model.data(), model.size(), config);
+  const std::string path = ::testing::TempDir() + "ortdlpack_identity.onnx";
+  {
+    FILE* f = std::fopen(path.c_str(), "wb");
+    ASSERT_NE(f, nullptr);
+    ASSERT_EQ(std::fwrite(model.data(), 1, model.size(), f), model.size());
+    std::fclose(f);
+  }
+  ortdlpack::Session from_file(path, {});
+  std::remove(path.c_str());
+  for (ortdlpack::Session* s : {&from_bytes, &from_file}) {
+    float x[2] = {1.5f, -2.0f};
+    const std::vector<Tensor> y = s->run({{"x", Import(x, {2})}});
+    ASSERT_EQ(y.size(), 1u);
+    EXPECT_EQ(std::memcmp(y[0].data(), x, sizeof(x)), 0);
+    EXPECT_EQ(s->info().inputs()[0].name, "x");
+  }
+}
+
+TEST(SessionCreate, ErrorsSayWhatIsWrong) {
+  const std::string model = IdentityModelBytes();
+  ortdlpack::SessionConfig options_without_ep;
+  options_without_ep.ep_options = {{"device_id", "0"}};
+  ExpectInvalid([&] { ortdlpack::Session(model.data(), model.size(), options_without_ep); }, {"ep_options needs ep"});
+  ortdlpack::SessionConfig unknown_ep;
+  unknown_ep.ep = "NoSuchExecutionProvider";
+  ExpectInvalid([&] { ortdlpack::Session(model.data(), model.size(), unknown_ep); }, {"NoSuchExecutionProvider"});
+  const std::string garbage = "not an onnx model";
+  EXPECT_THROW(ortdlpack::Session(garbage.data(), garbage.size(), {}), Error);
+  EXPECT_THROW(ortdlpack::Session(::testing::TempDir() + "no_such_model.onnx", {}), Error);
 }
 
 TEST_F(SessionTest, FreeFunctionRun) {
