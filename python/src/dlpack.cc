@@ -136,59 +136,42 @@ Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& ta
   }
 }
 
-// Interned names and prebuilt arguments of the __dlpack__ call.
+// Interned names and prebuilt arguments of the __dlpack__ call: kw[bits] are the keyword names of a call with
+// max_version and, by bit, stream (1), dl_device (2) and copy (4), in that order.
 struct Names {
+  Names() {
+    for (int bits = 0; bits < 8; ++bits) {
+      PyObject* t = PyTuple_New(1 + (bits & 1) + ((bits >> 1) & 1) + ((bits >> 2) & 1));
+      Py_ssize_t i = 0;
+      PyTuple_SET_ITEM(t, i++, PyUnicode_InternFromString("max_version"));
+      if (bits & 1) PyTuple_SET_ITEM(t, i++, PyUnicode_InternFromString("stream"));
+      if (bits & 2) PyTuple_SET_ITEM(t, i++, PyUnicode_InternFromString("dl_device"));
+      if (bits & 4) PyTuple_SET_ITEM(t, i++, PyUnicode_InternFromString("copy"));
+      kw[bits] = t;
+    }
+  }
   PyObject* dlpack = PyUnicode_InternFromString("__dlpack__");
+  PyObject* dlpack_device = PyUnicode_InternFromString("__dlpack_device__");
   PyObject* max_version_value = Py_BuildValue("(ii)", DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-  // kwnames for (max_version[, dl_device][, copy])
-  PyObject* kw[4] = {Py_BuildValue("(s)", "max_version"), Py_BuildValue("(ss)", "max_version", "dl_device"),
-                     Py_BuildValue("(ss)", "max_version", "copy"),
-                     Py_BuildValue("(sss)", "max_version", "dl_device", "copy")};
+  PyObject* kw[8];
+  PyObject* stream_kw = Py_BuildValue("(s)", "stream");
 };
 const Names& names() {
   static const Names* n = new Names();  // process lifetime
   return *n;
 }
 
-// The same call for a device tensor, naming ortdlpack's stream for that device (stream.h): the producer orders its
-// pending work before it, as torch does for __dlpack__(stream=). Keyword arguments in a dict: device tensors only.
-nb::object call_dlpack_on_stream(nb::handle x, const Target& target, nb::handle copy, uintptr_t stream) {
-  nb::dict kw;
-  kw["stream"] = nb::int_(stream);
-  kw["max_version"] = nb::borrow(names().max_version_value);
-  if (target.kind == Target::Kind::kDevice) {
-    kw["dl_device"] = nb::make_tuple(static_cast<int>(target.device.device_type), target.device.device_id);
-  }
-  if (!copy.is_none()) kw["copy"] = copy;
-  nb::object method = x.attr("__dlpack__");
-  PyObject* r = PyObject_Call(method.ptr(), nb::tuple().ptr(), kw.ptr());
-  if (r == nullptr && kw.contains("dl_device") && PyErr_ExceptionMatches(PyExc_BufferError)) {
-    PyErr_Clear();  // cannot export on the target device: take it where it is (placing moves it)
-    PyDict_DelItemString(kw.ptr(), "dl_device");
-    r = PyObject_Call(method.ptr(), nb::tuple().ptr(), kw.ptr());
-  }
-  if (r == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
-    PyErr_Clear();  // older than the 2023.12 standard: `stream` is all it knows
-    nb::dict only;
-    only["stream"] = nb::int_(stream);
-    r = PyObject_Call(method.ptr(), nb::tuple().ptr(), only.ptr());
-    if (r == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
-      PyErr_Clear();  // takes no `stream` at all: it cannot order its work before ours
-      r = PyObject_CallNoArgs(method.ptr());
-    }
-  }
-  if (r == nullptr) throw nb::python_error();
-  if (!PyCapsule_CheckExact(r)) {
-    Py_DECREF(r);
-    throw nb::type_error("__dlpack__() did not return a PyCapsule");
-  }
-  return nb::steal(r);
-}
-
 // The stream to name to a producer of a device tensor: ortdlpack's stream for its device, 0 (name none) for host
-// memory, devices without a stream, and producers without __dlpack_device__.
+// memory, devices without a stream, and producers without __dlpack_device__. A numpy array is host memory: its
+// __dlpack_device__ is not asked (the call costs as much as the rest of the import).
 uintptr_t stream_for_producer(nb::handle x) {
-  PyObject* dev = PyObject_CallMethod(x.ptr(), "__dlpack_device__", nullptr);
+  static PyTypeObject* const ndarray = [] {
+    nb::object numpy = nb::steal(PyImport_ImportModule("numpy"));
+    if (!numpy.is_valid()) PyErr_Clear();
+    return numpy.is_valid() ? reinterpret_cast<PyTypeObject*>(nb::object(numpy.attr("ndarray")).release().ptr()) : nullptr;
+  }();
+  if (ndarray != nullptr && PyObject_TypeCheck(x.ptr(), ndarray)) return 0;
+  PyObject* dev = PyObject_CallMethodNoArgs(x.ptr(), names().dlpack_device);
   if (dev == nullptr) {
     PyErr_Clear();
     return 0;
@@ -206,36 +189,50 @@ uintptr_t stream_for_producer(nb::handle x) {
   return consumer_stream(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
 }
 
-// Asks a producer for a capsule: __dlpack__(max_version=(1, 3)[, dl_device=...][, copy=...]) (plus ortdlpack's
-// stream for a device tensor); a producer older than the 2023.12 standard raises TypeError for the keywords, and is
-// asked again plainly. Whatever the producer did not do, placing the import does (a producer that copied says so
-// with IS_COPIED).
+// Asks a producer for a capsule: __dlpack__(max_version=(1, 3)[, stream=...][, dl_device=...][, copy=...]), naming
+// ortdlpack's stream for a device tensor (stream.h: the producer orders its pending work before it, as torch does).
+// A producer that cannot export on the target device (BufferError) is asked for the tensor where it is (placing
+// moves it); one older than the 2023.12 standard (TypeError for the keywords) is asked again with `stream` alone,
+// then plainly (it then cannot order its work before ours). Whatever the producer did not do, placing the import
+// does (a producer that copied says so with IS_COPIED).
 nb::object call_dlpack(nb::handle x, const Target& target, nb::handle copy) {
-  if (const uintptr_t stream = stream_for_producer(x)) return call_dlpack_on_stream(x, target, copy, stream);
   const Names& n = names();
-  PyObject* args[4] = {x.ptr(), n.max_version_value, nullptr, nullptr};
+  const uintptr_t stream = stream_for_producer(x);
+  nb::object stream_value, device_tuple;
+  PyObject* args[5] = {x.ptr(), n.max_version_value, nullptr, nullptr, nullptr};
   size_t count = 2;
-  int which = 0;
-  nb::object device_tuple;
+  int bits = 0;
+  if (stream != 0) {
+    stream_value = nb::int_(stream);
+    args[count++] = stream_value.ptr();
+    bits |= 1;
+  }
   if (target.kind == Target::Kind::kDevice) {
     device_tuple = nb::make_tuple(static_cast<int>(target.device.device_type), target.device.device_id);
     args[count++] = device_tuple.ptr();
-    which |= 1;
+    bits |= 2;
   }
   if (!copy.is_none()) {
     args[count++] = copy.ptr();
-    which |= 2;
+    bits |= 4;
   }
-  PyObject* r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, n.kw[which]);
-  if (r == nullptr && (which & 1) && PyErr_ExceptionMatches(PyExc_BufferError)) {
-    // The producer cannot export on the target device: take it where it is, and placing moves it.
+  const auto call = [&](PyObject* const* a, size_t positional, PyObject* kwnames) {
+    return PyObject_VectorcallMethod(n.dlpack, a, positional | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
+  };
+  PyObject* r = call(args, 1, n.kw[bits]);
+  if (r == nullptr && (bits & 2) && PyErr_ExceptionMatches(PyExc_BufferError)) {
     PyErr_Clear();
-    if (which & 2) args[2] = copy.ptr();
-    r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, n.kw[which & 2]);
+    if (bits & 4) args[count - 2] = copy.ptr();  // copy moves into dl_device's slot
+    r = call(args, 1, n.kw[bits & ~2]);
   }
   if (r == nullptr && PyErr_ExceptionMatches(PyExc_TypeError)) {
     PyErr_Clear();
-    r = PyObject_VectorcallMethod(n.dlpack, args, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr);
+    PyObject* only_stream[2] = {x.ptr(), stream_value.ptr()};
+    r = stream != 0 ? call(only_stream, 1, n.stream_kw) : call(args, 1, nullptr);
+    if (r == nullptr && stream != 0 && PyErr_ExceptionMatches(PyExc_TypeError)) {
+      PyErr_Clear();
+      r = call(args, 1, nullptr);
+    }
   }
   if (r == nullptr) throw nb::python_error();
   if (!PyCapsule_CheckExact(r)) {
