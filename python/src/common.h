@@ -92,6 +92,9 @@ void bind_exchange_api(nb::module_& m, nb::handle tensor_type);
 void bind_tensor(nb::module_& m);
 // The Python type object of ortdlpack.Tensor (set once by bind_tensor).
 PyTypeObject* tensor_type();
+// A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed
+// sub-byte types, which numpy (ml_dtypes) holds one element per byte: then only when `copy` allows.
+nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy);
 inline bool is_tensor(nb::handle h) { return Py_TYPE(h.ptr()) == tensor_type() || PyObject_TypeCheck(h.ptr(), tensor_type()); }
 inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
 

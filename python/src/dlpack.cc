@@ -266,7 +266,9 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
   const CopyMode mode = to_copy_mode(copy);
   const std::optional<int64_t> consumer = parse_stream(stream);
   const Placed p = place_released(t, to_target(dl_device), mode, "__dlpack__");
-  {
+  if (host_accessible(p.tensor.memory_info())) {
+    order_for_consumer(p.tensor, consumer);  // checks the stream value; never waits
+  } else {
     // Complete for the consumer's stream (docs/streams.md): may wait on the host.
     nb::gil_scoped_release release;
     order_for_consumer(p.tensor, consumer);

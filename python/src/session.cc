@@ -198,74 +198,84 @@ nb::object memory_infos(nb::handle session, const char* method) {
   }
 }
 
+// InferenceSession.run's own run (its C++ session's `run`, same arguments) when calling it directly changes nothing:
+// the session's class does not override run() and it runs on the CPU EP only (what run() adds around it is
+// checking the feeds, which the plan did, and falling back to other EPs or capturing a graph, which a CPU-only
+// session never does). None otherwise. Holds the C++ session, not the InferenceSession (no cycle).
+nb::object direct_run(nb::handle session, const std::vector<std::string>& providers) {
+  nb::object inference_session = nb::module_::import_("onnxruntime").attr("InferenceSession");
+  if (providers != std::vector<std::string>{"CPUExecutionProvider"} || !nb::hasattr(session, "_sess") ||
+      !PyObject_TypeCheck(session.ptr(), reinterpret_cast<PyTypeObject*>(inference_session.ptr())) ||
+      !nb::handle(Py_TYPE(session.ptr())).attr("run").is(inference_session.attr("run"))) {
+    return nb::none();
+  }
+  return session.attr("_sess").attr("run");
+}
+
 // The SessionInfo of an InferenceSession, with the idle IOBindings of its runs.
 struct PyPlanner {
-  explicit PyPlanner(nb::handle session)
+  PyPlanner(nb::handle session, const std::vector<std::string>& providers)
       : info(declarations(session.attr("get_inputs")(), memory_infos(session, "get_input_memory_infos")),
              declarations(session.attr("get_outputs")(), memory_infos(session, "get_output_memory_infos")),
-             nb::cast<std::vector<std::string>>(session.attr("get_providers")())) {
+             providers),
+        run(direct_run(session, providers)) {
     for (const IoInfo& io : info.outputs()) all_outputs.append(nb::str(io.name.c_str()));
   }
   SessionInfo info;
+  nb::object run;  // direct_run()
   nb::list all_outputs;
   nb::list idle;  // IOBindings, cleared; list.pop/append are atomic under the GIL
 };
 
+// A planned run returned to Python (not host-only), to be bound to an IOBinding.
 struct PyPlan {
   nb::object planner;  // keeps the SessionInfo the plan points into
   Request request;
+  const PyPlanner& owner() const { return nb::cast<const PyPlanner&>(planner); }
 };
 
-const SessionInfo& info_of(const PyPlan& p) { return nb::cast<PyPlanner&>(p.planner).info; }
-
-nb::object plan(nb::handle planner, nb::handle feeds, nb::handle output_names, nb::handle outputs, nb::handle device) {
-  auto* p = new PyPlan{nb::borrow(planner), Request{}};
-  nb::object result = nb::cast(p, nb::rv_policy::take_ownership);
-  Request& r = p->request;
-  convert(r, feeds, output_names, outputs, device);
-  r.plan = plan_run(info_of(*p), r.feeds, r.names, r.options);
-  return result;
-}
-
-nb::object results(const PyPlan& p, nb::handle produced);
-nb::object arrays(const PyPlan& p);
-nb::object output_names_of(const PyPlan& p);
-
-// ortdlpack.run's one call: converts and plans; a host-only plan is run at once with session.run (the cheapest call
-// onnxruntime's Python has: it reads numpy views in place and hands its output buffers to numpy, so no byte is
-// copied either way) and its outputs are returned; any other plan is returned, to be bound to an IOBinding.
-nb::object run_host(nb::handle planner, nb::handle session, nb::handle feeds, nb::handle output_names,
-                    nb::handle outputs, nb::handle device, nb::handle run_options) {
-  nb::object planned = plan(planner, feeds, output_names, outputs, device);
-  const PyPlan& p = nb::cast<const PyPlan&>(planned);
-  if (!p.request.plan.host_only) return planned;
-  return results(p, session.attr("run")(output_names_of(p), arrays(p), run_options));
-}
-
 // The bound tensor of each input as a numpy array (the host-only call's feeds), by input name.
-nb::object arrays(const PyPlan& p) {
-  const RunPlan& plan = p.request.plan;
+nb::object arrays(const PyPlanner& planner, const Request& r) {
   nb::dict d;
-  const SessionInfo& info = info_of(p);
-  for (const RunPlan::Input& in : plan.inputs) {
+  for (const RunPlan::Input& in : r.plan.inputs) {
     const Tensor& t = in.bound();
-    const DLDataType dt = to_dlpack_dtype(t.element_type());
-    const std::vector<int64_t> shape64 = t.shape();
-    const std::vector<size_t> shape(shape64.begin(), shape64.end());
     nb::capsule owner(new Tensor(t), [](void* q) noexcept { delete static_cast<Tensor*>(q); });
-    d[info.inputs()[static_cast<size_t>(in.index)].name.c_str()] = nb::cast(
-        nb::ndarray<nb::numpy>(t.data(), shape.size(), shape.data(), owner, nullptr,
-                               nb::dlpack::dtype{dt.code, dt.bits, dt.lanes}));
+    d[planner.info.inputs()[static_cast<size_t>(in.index)].name.c_str()] = host_array(t, owner, CopyMode::kIfNeeded);
   }
   return std::move(d);
 }
 
-nb::object output_names_of(const PyPlan& p) {
-  const PyPlanner& planner = nb::cast<PyPlanner&>(p.planner);
-  if (p.request.names.empty()) return planner.all_outputs;
+nb::object output_names_of(const PyPlanner& planner, const Request& r) {
+  if (r.names.empty()) return planner.all_outputs;
   nb::list names;
-  for (const std::string& n : p.request.names) names.append(nb::str(n.c_str()));
+  for (const std::string& n : r.names) names.append(nb::str(n.c_str()));
   return std::move(names);
+}
+
+// The outputs as Tensors: the destinations themselves, the others imported from `produced` (what session.run or
+// IOBinding.get_outputs() returned, in plan order) without a copy.
+nb::object results(const Request& r, nb::handle produced) {
+  const std::vector<RunPlan::Output>& outputs = r.plan.outputs;
+  nb::object list = nb::steal(PyList_New(static_cast<Py_ssize_t>(outputs.size())));
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    nb::object t = outputs[k].destination ? wrap(outputs[k].destination) : from_dlpack(produced[k], nb::none(), nb::none());
+    PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k), t.release().ptr());
+  }
+  return list;
+}
+
+// ortdlpack.run's one call: converts and plans; a host-only plan is run at once with session.run (the cheapest call
+// onnxruntime's Python has: it reads numpy views in place and hands its output buffers to numpy, so no byte is
+// copied either way) and its outputs are returned; any other plan is returned (a _Plan), to be bound to an IOBinding.
+nb::object run_host(nb::handle planner, nb::handle session, nb::handle feeds, nb::handle output_names,
+                    nb::handle outputs, nb::handle device, nb::handle run_options) {
+  const PyPlanner& p = nb::cast<const PyPlanner&>(planner);
+  Request r;
+  convert(r, feeds, output_names, outputs, device);
+  r.plan = plan_run(p.info, r.feeds, r.names, r.options);
+  if (!r.plan.host_only) return nb::cast(new PyPlan{nb::borrow(planner), std::move(r)}, nb::rv_policy::take_ownership);
+  const nb::object run = p.run.is_none() ? session.attr("run") : p.run;
+  return results(r, run(output_names_of(p, r), arrays(p, r), run_options));
 }
 
 nb::object shape_of(const Tensor& t) {
@@ -280,7 +290,7 @@ nb::object shape_of(const Tensor& t) {
 // Binds the plan to an onnxruntime.IOBinding: host tensors by address (the cheapest binding onnxruntime's Python
 // has), others as OrtValues over their memory; outputs without a destination to the planned device.
 void bind(const PyPlan& p, nb::handle binding) {
-  const SessionInfo& info = info_of(p);
+  const SessionInfo& info = p.owner().info;
   for (const RunPlan::Input& in : p.request.plan.inputs) {
     const Tensor& t = in.bound();
     const char* name = info.inputs()[static_cast<size_t>(in.index)].name.c_str();
@@ -309,30 +319,13 @@ void bind(const PyPlan& p, nb::handle binding) {
   order_before_run(p.request.plan);
 }
 
-// The outputs as Tensors: the destinations themselves, the others imported from `produced` (what session.run or
-// IOBinding.get_outputs() returned, in plan order) without a copy.
-nb::object results(const PyPlan& p, nb::handle produced) {
-  const RunPlan& plan = p.request.plan;
-  nb::list list;
-  size_t k = 0;
-  for (const RunPlan::Output& out : plan.outputs) {
-    if (out.destination) {
-      list.append(wrap(out.destination));
-    } else {
-      list.append(from_dlpack(produced[k], nb::none(), nb::none()));
-    }
-    ++k;
-  }
-  return std::move(list);
-}
-
 // IOBinding.get_outputs() when any output was allocated by ORT (None otherwise), converted at once: in onnxruntime
 // <= 1.29 those values do not own their memory, which clearing the binding frees.
 nb::object collect(const PyPlan& p, nb::handle binding) {
   for (const RunPlan::Output& out : p.request.plan.outputs) {
-    if (!out.destination) return results(p, binding.attr("get_outputs")());
+    if (!out.destination) return results(p.request, binding.attr("get_outputs")());
   }
-  return results(p, nb::none());
+  return results(p.request, nb::none());
 }
 
 }  // namespace
@@ -357,7 +350,11 @@ void bind_session(nb::module_& m) {
 
   // ortdlpack.run (python/ortdlpack/session.py): the core's plan of a run of an onnxruntime.InferenceSession.
   nb::class_<PyPlanner>(m, "_Planner", "The core's SessionInfo of an onnxruntime.InferenceSession.")
-      .def(nb::init<nb::handle>(), nb::arg("session"))
+      .def("__init__",
+           [](PyPlanner* self, nb::handle session) {
+             new (self) PyPlanner(session, nb::cast<std::vector<std::string>>(session.attr("get_providers")()));
+           },
+           nb::arg("session"))
       .def_ro("idle", &PyPlanner::idle)
       .def("run", &run_host, nb::arg("session"), nb::arg("feeds"), nb::arg("output_names").none(),
            nb::arg("outputs").none(), nb::arg("device").none(), nb::arg("run_options").none(),

@@ -85,37 +85,6 @@ PyArray_Descr* descr_of(ONNXTensorElementDataType type) {
   return descr;
 }
 
-// A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed
-// sub-byte types, which numpy (ml_dtypes) holds one element per byte: then only when `copy` allows.
-nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
-  const ONNXTensorElementDataType type = t.element_type();
-  const uint32_t bits = dtype_bits(type);
-  const bool packed = bits < 8;
-  if (packed && copy == CopyMode::kNever) {
-    throw Error(ErrorKind::kCopyRequired, std::string("__array__: a numpy array of ") + dtype_name(type) +
-                                              " holds one element per byte: an unpacked copy (copy=False)");
-  }
-  const ShapeView shape = t.shape();
-  npy_intp dims[kMaxNdim];
-  for (size_t i = 0; i < shape.size(); ++i) dims[i] = static_cast<npy_intp>(shape[i]);
-  PyArray_Descr* descr = descr_of(type);
-  Py_INCREF(descr);  // PyArray_NewFromDescr steals it
-  static char empty;  // size-0 tensors may have no data: numpy wants an address all the same
-  void* data = packed ? nullptr : t.data() != nullptr ? t.data() : &empty;
-  const int flags = packed ? 0 : NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (t.read_only() ? 0 : NPY_ARRAY_WRITEABLE);
-  nb::object arr = nb::steal(PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(shape.size()), dims, nullptr,
-                                                  data, flags, nullptr));
-  if (!arr.is_valid()) throw nb::python_error();
-  auto* a = reinterpret_cast<PyArrayObject*>(arr.ptr());
-  if (packed) {
-    unpack_sub_byte(type, t.data(), t.element_count(), static_cast<uint8_t*>(PyArray_DATA(a)));
-  } else if (PyArray_SetBaseObject(a, nb::borrow(owner).release().ptr()) != 0) {
-    throw nb::python_error();
-  }
-  return arr;
-}
-
-
 // Tensor.__array__(dtype=None, copy=None), numpy 2's protocol: copy=False raises (a ValueError) when a copy is
 // needed, for the memory (placement.h) and for the dtype alike.
 nb::object to_numpy(nb::handle self, nb::handle dtype, nb::handle copy) {
@@ -152,6 +121,37 @@ std::string repr(const Tensor& t) {
 }
 
 }  // namespace
+
+// A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed
+// sub-byte types, which numpy (ml_dtypes) holds one element per byte: then only when `copy` allows.
+nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
+  const ONNXTensorElementDataType type = t.element_type();
+  const uint32_t bits = dtype_bits(type);
+  const bool packed = bits < 8;
+  if (packed && copy == CopyMode::kNever) {
+    throw Error(ErrorKind::kCopyRequired, std::string("__array__: a numpy array of ") + dtype_name(type) +
+                                              " holds one element per byte: an unpacked copy (copy=False)");
+  }
+  const ShapeView shape = t.shape();
+  npy_intp dims[kMaxNdim];
+  for (size_t i = 0; i < shape.size(); ++i) dims[i] = static_cast<npy_intp>(shape[i]);
+  PyArray_Descr* descr = descr_of(type);
+  Py_INCREF(descr);  // PyArray_NewFromDescr steals it
+  static char empty;  // size-0 tensors may have no data: numpy wants an address all the same
+  void* data = packed ? nullptr : t.data() != nullptr ? t.data() : &empty;
+  const int flags = packed ? 0 : NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (t.read_only() ? 0 : NPY_ARRAY_WRITEABLE);
+  nb::object arr = nb::steal(PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(shape.size()), dims, nullptr,
+                                                  data, flags, nullptr));
+  if (!arr.is_valid()) throw nb::python_error();
+  auto* a = reinterpret_cast<PyArrayObject*>(arr.ptr());
+  if (packed) {
+    unpack_sub_byte(type, t.data(), t.element_count(), static_cast<uint8_t*>(PyArray_DATA(a)));
+  } else if (PyArray_SetBaseObject(a, nb::borrow(owner).release().ptr()) != 0) {
+    throw nb::python_error();
+  }
+  return arr;
+}
+
 
 PyTypeObject* tensor_type() { return g_tensor_type; }
 
