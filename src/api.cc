@@ -47,7 +47,9 @@ void init(const OrtApiBase* base, OrtEnv* env) {
     if (api == nullptr) {
       throw Error(ErrorKind::kUnsupported, std::string("ortdlpack needs ONNX Runtime >= 1.23 (C API ") +
                                                std::to_string(kMinOrtApiVersion) + "); this one is " +
-                                               (text != nullptr ? text : "of unknown version"));
+                                               (text != nullptr ? text : "of unknown version") +
+                                               ": upgrade the ONNX Runtime you use (e.g. pip install -U "
+                                               "'onnxruntime>=1.23' or 'onnxruntime-gpu>=1.23')");
     }
     g_base = base;
     g_version = version;

@@ -7,8 +7,6 @@ sessions, the environment and plugin execution providers are shared with ``onnxr
 
 from __future__ import annotations
 
-import re as _re
-
 # Any ONNX Runtime distribution will do: onnxruntime, onnxruntime-gpu, -openvino, -directml, -qnn, ... all install
 # the same `onnxruntime` module, so the module is what is checked, never a distribution's name (depending on the
 # CPU `onnxruntime` would install it over an onnxruntime-gpu). The extras ortdlpack[cpu] / ortdlpack[gpu] pick one.
@@ -21,22 +19,6 @@ except ImportError as _e:
         "'ortdlpack[gpu]' (onnxruntime-gpu), or any other onnxruntime build (onnxruntime-openvino, "
         "onnxruntime-directml, onnxruntime-qnn, ...)"
     ) from _e
-
-_MIN_ORT = (1, 23)
-
-
-def _version_tuple(text: str) -> tuple[int, int]:
-    m = _re.match(r"(\d+)\.(\d+)", text)
-    return (int(m.group(1)), int(m.group(2))) if m else (0, 0)
-
-
-if _version_tuple(getattr(_ort, "__version__", "")) < _MIN_ORT:
-    raise ImportError(
-        f"ortdlpack needs onnxruntime >= {_MIN_ORT[0]}.{_MIN_ORT[1]} (plugin EP devices, shared allocators, "
-        f"CopyTensors); the installed onnxruntime is {getattr(_ort, '__version__', 'of unknown version')}: "
-        f"upgrade the onnxruntime distribution you use (e.g. pip install -U 'onnxruntime>={_MIN_ORT[0]}.{_MIN_ORT[1]}' "
-        f"or 'onnxruntime-gpu>={_MIN_ORT[0]}.{_MIN_ORT[1]}')"
-    )
 
 from . import _ortdlpack  # noqa: E402
 

@@ -100,11 +100,7 @@ void bind_device(nb::module_& m) {
         try {
           const DLDevice o = to_device(other).dl;
           return nb::bool_(o.device_type == d.dl.device_type && o.device_id == d.dl.device_id);
-        } catch (const Error&) {
-          return nb::borrow(Py_NotImplemented);
-        } catch (const nb::builtin_exception&) {
-          return nb::borrow(Py_NotImplemented);
-        } catch (const nb::python_error&) {
+        } catch (const std::exception&) {  // not a device (ortdlpack, nanobind and Python errors alike)
           return nb::borrow(Py_NotImplemented);
         }
       }, nb::sig("def __eq__(self, other: object) -> bool"))

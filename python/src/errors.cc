@@ -41,10 +41,11 @@ int set_python_error() noexcept {
   } catch (nb::python_error& e) {
     e.restore();
   } catch (const nb::builtin_exception& e) {
-    // nb::type_error / value_error thrown by the binding itself while converting arguments.
-    PyErr_SetString(e.type() == nb::exception_type::type_error    ? PyExc_TypeError
-                    : e.type() == nb::exception_type::value_error ? PyExc_ValueError
-                                                                  : PyExc_RuntimeError,
+    // nb::type_error / value_error / buffer_error thrown by the binding itself while converting arguments.
+    PyErr_SetString(e.type() == nb::exception_type::type_error     ? PyExc_TypeError
+                    : e.type() == nb::exception_type::value_error  ? PyExc_ValueError
+                    : e.type() == nb::exception_type::buffer_error ? PyExc_BufferError
+                                                                   : PyExc_RuntimeError,
                     e.what());
   } catch (const std::bad_alloc&) {
     PyErr_NoMemory();

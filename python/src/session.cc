@@ -85,20 +85,12 @@ void for_items(nb::handle mapping, const char* what, std::vector<std::pair<std::
     out.emplace_back(name, Tensor());
     try {
       out.back().second = import(v);
-    } catch (const Error& e) {
-      throw Error(e.kind(), std::string(what) + " '" + name + "': " + e.what());
-    } catch (nb::python_error& e) {
-      // Same exception type, the entry's name in front, the original as its cause (e.g. a producer's own error
-      // from __dlpack__).
-      nb::object type = nb::borrow(e.type());
-      nb::str message(e.value());
-      nb::raise_from(e, type, "%s '%s': %U", what, name.c_str(), message.ptr());
-    } catch (const nb::builtin_exception& e) {
-      PyErr_SetString(e.type() == nb::exception_type::type_error ? PyExc_TypeError
-                      : e.type() == nb::exception_type::buffer_error ? PyExc_BufferError
-                                                                       : PyExc_ValueError,
-                      (std::string(what) + " '" + name + "': " + e.what()).c_str());
-      throw nb::python_error();
+    } catch (...) {
+      // The same Python exception type with the entry's name in front, the original as its cause (e.g. a
+      // producer's own error from __dlpack__).
+      set_python_error();
+      nb::python_error e;
+      nb::raise_from(e, nb::borrow(e.type()), "%s '%s': %U", what, name.c_str(), nb::str(e.value()).ptr());
     }
   };
   if (PyDict_Check(mapping.ptr())) {
