@@ -31,17 +31,19 @@ struct EpLibrary {
   const char* aliases[3];         // other names users write
   uint32_t vendor_id;             // whose device memory it owns
   const char* install;            // what to install when the library is missing
+  const char* stream_option;      // the provider option naming a caller's compute stream, or nullptr
 };
 
 constexpr EpLibrary kLibraries[] = {
     {"CUDAExecutionProvider", "CUDA", ORTDLPACK_LIB("onnxruntime_providers_cuda"), {"cuda", "CUDA", nullptr},
-     kVendorNvidia, "pip install onnxruntime-gpu"},
+     kVendorNvidia, "pip install onnxruntime-gpu", "user_compute_stream"},
     {"TensorrtExecutionProvider", "TensorRT", ORTDLPACK_LIB("onnxruntime_providers_tensorrt"),
-     {"tensorrt", "trt", "TensorRT"}, kVendorNvidia, "pip install onnxruntime-gpu, and TensorRT"},
+     {"tensorrt", "trt", "TensorRT"}, kVendorNvidia, "pip install onnxruntime-gpu, and TensorRT",
+     "user_compute_stream"},
     {"MIGraphXExecutionProvider", "MIGraphX", ORTDLPACK_LIB("onnxruntime_providers_migraphx"),
-     {"migraphx", "MIGraphX", "rocm"}, kVendorAmd, "pip install onnxruntime-migraphx"},
+     {"migraphx", "MIGraphX", "rocm"}, kVendorAmd, "pip install onnxruntime-migraphx", nullptr},
     {"OpenVINOExecutionProvider", "OpenVINO", ORTDLPACK_LIB("onnxruntime_providers_openvino"),
-     {"openvino", "OpenVINO", nullptr}, kVendorIntel, "pip install onnxruntime-openvino"},
+     {"openvino", "OpenVINO", nullptr}, kVendorIntel, "pip install onnxruntime-openvino", nullptr},
 };
 
 const EpLibrary* find_library(const std::string& ep_name) {
@@ -177,6 +179,11 @@ std::string canonical_ep_name(const std::string& name) {
 }
 
 bool ships_with_ort(const std::string& name) { return find_library(canonical_ep_name(name)) != nullptr; }
+
+const char* compute_stream_option(const std::string& name) {
+  const EpLibrary* lib = find_library(canonical_ep_name(name));
+  return lib != nullptr ? lib->stream_option : nullptr;
+}
 
 std::string ensure_ep(const std::string& name) {
   const std::string ep = canonical_ep_name(name);

@@ -380,14 +380,14 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
   return plan;
 }
 
-void order_before_run(const RunPlan& plan) {
+void order_before_run(const RunPlan& plan, const CallerStream* stream) {
   std::vector<const Tensor*> tensors;
   tensors.reserve(plan.inputs.size() + plan.outputs.size());
   for (const RunPlan::Input& in : plan.inputs) tensors.push_back(&in.bound());
   for (const RunPlan::Output& out : plan.outputs) {
     if (out.destination) tensors.push_back(&out.destination);
   }
-  order_before_run(tensors);
+  order_before_run(tensors, stream);
 }
 
 }  // namespace ortdlpack

@@ -4,6 +4,7 @@
 #include <utility>
 
 #include "ortdlpack/api.h"
+#include "ortdlpack/device.h"
 #include "ortdlpack/ep_library.h"
 #include "ortdlpack/error.h"
 
@@ -26,8 +27,34 @@ OrtAllocator* default_allocator() {
   return allocator;
 }
 
-// Session options from a SessionConfig; `ep_devices` receives the EP devices appended (none for the CPU EP).
-Owned<OrtSessionOptions> session_options(const SessionConfig& config, std::vector<const OrtEpDevice*>& ep_devices) {
+// The caller's stream of `config` on the session's EP device; the EP's compute stream option added to `ep_options`
+// when it takes one.
+std::optional<CallerStream> caller_stream(const SessionConfig& config, const std::vector<const OrtEpDevice*>& devices,
+                                          std::vector<std::pair<std::string, std::string>>& ep_options) {
+  if (!config.stream) return std::nullopt;
+  if (devices.size() != 1) {
+    throw Error(ErrorKind::kInvalidArgument, "Session: a stream belongs to one device, and '" + config.ep + "' has " +
+                                                 std::to_string(devices.size()) + ": pick one with ep_options device_id");
+  }
+  CallerStream s{ort().EpDevice_MemoryInfo(devices[0], OrtDeviceMemoryType_DEFAULT), *config.stream, false};
+  check_caller_stream(s);
+  const char* key = compute_stream_option(config.ep);
+  if (key != nullptr && s.handle != 0) {  // ORT takes 0 for "no stream of the caller's"
+    for (const auto& option : ep_options) {
+      if (option.first == key) {
+        throw Error(ErrorKind::kInvalidArgument, std::string("Session: stream and ep_options '") + key + "' both set");
+      }
+    }
+    ep_options.emplace_back(key, std::to_string(s.handle));
+    s.ort_runs_on_it = true;
+  }
+  return s;
+}
+
+// Session options from a SessionConfig; `ep_devices` receives the EP devices appended (none for the CPU EP) and
+// `stream` the caller's stream.
+Owned<OrtSessionOptions> session_options(const SessionConfig& config, std::vector<const OrtEpDevice*>& ep_devices,
+                                         std::optional<CallerStream>& stream) {
   const OrtApi& api = ort();
   OrtSessionOptions* raw = nullptr;
   check(api.CreateSessionOptions(&raw));
@@ -37,11 +64,14 @@ Owned<OrtSessionOptions> session_options(const SessionConfig& config, std::vecto
   for (const auto& [key, value] : config.entries) check(api.AddSessionConfigEntry(raw, key.c_str(), value.c_str()));
   if (config.ep.empty()) {
     if (!config.ep_options.empty()) throw Error(ErrorKind::kInvalidArgument, "Session: ep_options needs ep");
+    if (config.stream) throw Error(ErrorKind::kInvalidArgument, "Session: stream needs ep (the CPU EP has none)");
     return options;
   }
   ep_devices = select_ep_devices(config.ep, config.ep_options);
+  std::vector<std::pair<std::string, std::string>> ep_options = config.ep_options;
+  stream = caller_stream(config, ep_devices, ep_options);
   std::vector<const char*> keys, values;
-  for (const auto& [key, value] : config.ep_options) {
+  for (const auto& [key, value] : ep_options) {
     keys.push_back(key.c_str());
     values.push_back(value.c_str());
   }
@@ -56,20 +86,32 @@ struct Session::Created {
   // `create(options, &session)`: ORT's CreateSession or CreateSessionFromArray.
   template <class Create>
   Created(const SessionConfig& config, Create create) {
-    const Owned<OrtSessionOptions> options = session_options(config, ep_devices);
+    const Owned<OrtSessionOptions> options = session_options(config, ep_devices, stream);
     OrtSession* raw = nullptr;
     check(create(options.get(), &raw));
     session = Owned<OrtSession>(raw);
   }
   Owned<OrtSession> session;
   std::vector<const OrtEpDevice*> ep_devices;
+  std::optional<CallerStream> stream;
 };
 
 Session::Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices)
     : session_(session), info_(session, ep_devices) {}
 
 Session::Session(Created created)
-    : owned_(std::move(created.session)), session_(owned_.get()), info_(session_, created.ep_devices) {}
+    : owned_(std::move(created.session)),
+      stream_(created.stream),
+      session_(owned_.get()),
+      info_(session_, created.ep_devices) {
+  if (stream_ && stream_->ort_runs_on_it) {
+    // ORT computes on the caller's stream: a run need not wait for it on the host at its end.
+    OrtRunOptions* raw = nullptr;
+    check(ort().CreateRunOptions(&raw));
+    unsynchronized_ = Owned<OrtRunOptions>(raw);
+    check(ort().AddRunConfigEntry(raw, "disable_synchronize_execution_providers", "1"));
+  }
+}
 
 Session::Session(const std::string& model_path, const SessionConfig& config)
     : Session(Created(config, [&](const OrtSessionOptions* options, OrtSession** out) {
@@ -114,6 +156,7 @@ void Session::release(Binding binding) noexcept {
 std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::string>& output_names,
                                  const RunOptions& options) {
   const OrtApi& api = ort();
+  if (stream_) adopt_caller_work(*stream_);  // before planning: a staging copy must read what the caller wrote
   const RunPlan plan = plan_run(info_, feeds, output_names, options);
 
   // --- bind, run, collect. The binding is cleared on every path (release()).
@@ -138,8 +181,15 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
     }
   }
 
-  order_before_run(plan);
-  if (OrtStatus* status = api.RunWithBinding(session_, options.run_options, binding)) {
+  // A run ORT computes on the caller's stream returns with its work queued there when every output stays on that
+  // device (a host output must be complete on return) and the caller passed no run options of their own.
+  bool leave_queued = unsynchronized_ && options.run_options == nullptr;
+  for (const RunPlan::Output& out : plan.outputs) {
+    leave_queued = leave_queued && !host_accessible(out.destination ? out.destination.memory_info() : out.memory);
+  }
+  order_before_run(plan, stream_ ? &*stream_ : nullptr);
+  if (OrtStatus* status = api.RunWithBinding(session_, leave_queued ? unsynchronized_.get() : options.run_options,
+                                             binding)) {
     try {
       check(status);
     } catch (const Error& e) {
@@ -169,6 +219,7 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
   for (size_t k = 0; k < plan.outputs.size(); ++k) {
     if (plan.outputs[k].destination) result[k] = plan.outputs[k].destination;
   }
+  if (leave_queued) adopt_caller_work(*stream_);
   return result;
 }
 

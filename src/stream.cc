@@ -251,9 +251,39 @@ void order_for_consumer(const Tensor& tensor, std::optional<int64_t> consumer) {
   synchronize(*e);
 }
 
-void order_before_run(const std::vector<const Tensor*>& tensors) {
+void check_caller_stream(const CallerStream& s) {
+  if (s.handle == 0 && (s.memory == nullptr || ort().MemoryInfoGetVendorId(s.memory) != kVendorNvidia)) {
+    throw Error(ErrorKind::kInvalidArgument, "stream: a stream handle is needed (0 is only CUDA's default stream)");
+  }
+  if (find(s.memory) == nullptr) {
+    throw Error(ErrorKind::kInvalidArgument, "stream: " + (s.memory ? describe(s.memory) : std::string("host memory")) +
+                                                 " has no streams ortdlpack can wait for");
+  }
+}
+
+void adopt_caller_work(const CallerStream& stream) {
+  Entry* e = find(stream.memory);
+  if (e == nullptr) return;
+  void* handle = reinterpret_cast<void*>(stream.handle);
+  if (e->backend.wait(e->handle, handle) == 0) {
+    e->pending = true;
+  } else {
+    host_wait(*e, handle);
+  }
+}
+
+void order_before_run(const std::vector<const Tensor*>& tensors, const CallerStream* stream) {
+  Entry* caller = stream != nullptr ? find(stream->memory) : nullptr;
+  const bool on_caller = caller != nullptr && stream->ort_runs_on_it;
+  if (caller != nullptr && !on_caller) synchronize(*caller);  // the caller's work, adopted
   for (const Tensor* t : tensors) {
-    if (t != nullptr && *t) synchronize(t->memory_info());
+    Entry* e = t != nullptr && *t ? find(t->memory_info()) : nullptr;
+    if (e == nullptr || (e == caller && !on_caller)) continue;
+    // ORT computes on the caller's stream: it waits on the device (the host only if the EP refuses).
+    if (e == caller && (!e->pending.load() || e->backend.wait(reinterpret_cast<void*>(stream->handle), e->handle) == 0)) {
+      continue;
+    }
+    synchronize(*e);
   }
 }
 

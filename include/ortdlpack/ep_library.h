@@ -36,6 +36,10 @@ std::string canonical_ep_name(const std::string& name);
 // Whether `name` (canonical_ep_name() applied) is an EP of the table: one whose library ships with ORT builds.
 bool ships_with_ort(const std::string& name);
 
+// The provider option that makes EP `name` (canonical_ep_name() applied) compute on a caller's stream, its native
+// handle as a decimal string ("user_compute_stream" for CUDA and TensorRT); nullptr when the EP takes none.
+const char* compute_stream_option(const std::string& name);
+
 // Makes sure the env has the EP named `name` (canonical_ep_name() applied): registers its library from
 // ep_library_dir() when the env lacks it. Returns the canonical name. Error(kUnsupported) saying what to install
 // when the EP is neither in the env nor registrable.

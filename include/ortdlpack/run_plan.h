@@ -27,6 +27,7 @@
 #include <utility>
 #include <vector>
 
+#include "ortdlpack/stream.h"
 #include "ortdlpack/tensor.h"
 
 namespace ortdlpack {
@@ -143,8 +144,8 @@ struct RunPlan {
 RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
                  const RunOptions& options);
 
-// Right before ORT runs a bound plan: ORT runs on its own streams, so the device work still pending on ortdlpack's
-// streams for the bound inputs and destinations is waited for (stream.h, docs/streams.md).
-void order_before_run(const RunPlan& plan);
+// Right before ORT runs a bound plan: the device work still pending on ortdlpack's streams for the bound inputs and
+// destinations (and on a caller's stream) is ordered before the run (stream.h, docs/streams.md).
+void order_before_run(const RunPlan& plan, const CallerStream* stream = nullptr);
 
 }  // namespace ortdlpack

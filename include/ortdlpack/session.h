@@ -36,6 +36,7 @@
 
 #include "ortdlpack/run_plan.h"
 #include "ortdlpack/handle.h"
+#include "ortdlpack/stream.h"
 #include "ortdlpack/tensor.h"
 
 namespace ortdlpack {
@@ -51,6 +52,13 @@ struct SessionConfig {
   std::vector<std::pair<std::string, std::string>> ep_options;
   // Session config entries ("session.intra_op.allow_spinning" -> "0", ...).
   std::vector<std::pair<std::string, std::string>> entries;
+  // A caller's native stream on the EP's device (a cudaStream_t, a plugin EP's stream handle), e.g. the stream a
+  // framework computes on. Every run is ordered with it (docs/streams.md rule 6): work queued on it before
+  // run() is done before ORT reads or writes, and the outputs are complete for work queued on it after run(). An EP
+  // that takes a caller's compute stream (compute_stream_option(): CUDA, TensorRT) computes on it and run() returns
+  // without waiting on the host; with others (and CUDA's default stream, 0, which ORT cannot compute on), run()
+  // waits for the stream on the host first. Needs `ep`.
+  std::optional<uintptr_t> stream;
 };
 
 // An OrtSession with its metadata cached and its IoBindings reused. run() may be called from several threads at
@@ -86,6 +94,8 @@ class Session {
   void release(Binding binding) noexcept;
 
   Owned<OrtSession> owned_;  // the session when this class created it (declared first: destroyed last)
+  std::optional<CallerStream> stream_;    // SessionConfig::stream
+  Owned<OrtRunOptions> unsynchronized_;   // runs that leave their work queued on stream_ (ORT computes on it)
   OrtSession* session_;
   SessionInfo info_;
   std::mutex pool_mutex_;

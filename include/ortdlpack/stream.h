@@ -50,9 +50,30 @@ void synchronize(const OrtMemoryInfo* memory);
 // value other than None/-1 on a device without streams.
 void order_for_consumer(const Tensor& tensor, std::optional<int64_t> consumer_stream);
 
-// Before ORT reads or writes `tensors` in a session run: ORT runs on its own streams, so pending work on
-// ortdlpack's streams of their devices is waited for on the host.
-void order_before_run(const std::vector<const Tensor*>& tensors);
+// A caller's native stream on one device for a session's runs (SessionConfig::stream, docs/streams.md rule 6):
+// what is queued on it before a run is done before ORT reads or writes, and the run's outputs are complete for work
+// queued on it after the run.
+struct CallerStream {
+  const OrtMemoryInfo* memory = nullptr;  // device memory of the stream's device (the session's EP device)
+  uintptr_t handle = 0;                   // the native handle (a cudaStream_t, a plugin EP's stream handle)
+  bool ort_runs_on_it = false;            // the EP computes on it (its user compute stream option was set)
+};
+
+// Checks that ortdlpack can order work with streams of `s.memory`'s device. Error(kInvalidArgument) for a 0 handle
+// (except on NVIDIA devices: CUDA's default stream), host memory or a device without streams ortdlpack can wait for.
+void check_caller_stream(const CallerStream& s);
+
+// Makes ortdlpack's stream of the caller's device wait for everything queued on the caller's stream so far, on the
+// device (the host waits only if the EP refuses): every later ortdlpack copy and reader of that device (rules 2-4)
+// is ordered after it. A session with a caller's stream does this before planning a run (a staging copy reads
+// what the caller's stream wrote) and after a run it left queued there.
+void adopt_caller_work(const CallerStream& stream);
+
+// Before ORT reads or writes `tensors` in a session run (after adopt_caller_work when there is a caller's stream).
+// ORT on its own streams: the host waits for ortdlpack's pending work on the tensors' devices and the caller's.
+// ORT on the caller's stream: that stream waits on the device for ortdlpack's pending work of its device (the host
+// does not block); pending work of other devices is waited for on the host.
+void order_before_run(const std::vector<const Tensor*>& tensors, const CallerStream* stream = nullptr);
 
 // Copy support (transfer.cc): runs `enqueue(stream)` for a copy from `src` to `dst` memory, ordered after pending
 // work on both devices; `stream` is the caller's stream or NULL. When `dst` is host memory the copy is complete on

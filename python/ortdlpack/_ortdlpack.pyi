@@ -129,9 +129,9 @@ class Session:
     An ONNX Runtime session created and run in C++: feeds and outputs are DLPack tensors, bound without copies (see ortdlpack::Session).
     """
 
-    def __init__(self, model: object, *, intra_op_num_threads: object | None = None, inter_op_num_threads: object | None = None, ep: object | None = None, ep_options: object | None = None, config: object | None = None) -> None:
+    def __init__(self, model: object, *, intra_op_num_threads: object | None = None, inter_op_num_threads: object | None = None, ep: object | None = None, ep_options: object | None = None, config: object | None = None, stream: object | None = None) -> None:
         """
-        model: a path or the model's bytes. ep: None (CPU) or the name of an EP registered in the env, whose EP devices are appended with ep_options (dict[str, str]). config: session config entries (dict[str, str], e.g. {'session.intra_op.allow_spinning': '0'}).
+        model: a path or the model's bytes. ep: None (CPU) or an EP's name ('cuda', 'CUDAExecutionProvider', a registered plugin EP), its EP devices appended with ep_options (dict[str, str]). config: session config entries (dict[str, str]). stream: a native stream handle of the EP's device (e.g. torch.cuda.current_stream().cuda_stream) every run is ordered with; CUDA and TensorRT compute on it (docs/streams.md).
         """
 
     @property

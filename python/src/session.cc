@@ -34,8 +34,16 @@ std::vector<std::pair<std::string, std::string>> string_pairs(nb::handle dict, c
 
 // Creates the core Session from a path (str / os.PathLike) or the model's bytes (any bytes-like object).
 void create_session(Session* self, nb::handle model, nb::handle intra, nb::handle inter, nb::handle ep,
-                    nb::handle ep_options, nb::handle config) {
+                    nb::handle ep_options, nb::handle config, nb::handle stream) {
   SessionConfig c;
+  if (!stream.is_none()) {
+    if (!PyLong_Check(stream.ptr())) throw nb::type_error("stream must be None or an int (a native stream handle)");
+    c.stream = static_cast<uintptr_t>(PyLong_AsUnsignedLongLong(stream.ptr()));  // 0 included
+    if (PyErr_Occurred()) {
+      PyErr_Clear();
+      throw nb::value_error("stream must be a native stream handle (a non-negative int)");
+    }
+  }
   if (!intra.is_none()) c.intra_op_num_threads = nb::cast<int>(intra);
   if (!inter.is_none()) c.inter_op_num_threads = nb::cast<int>(inter);
   if (!ep.is_none()) c.ep = str_of(ep, "ep");
@@ -329,10 +337,12 @@ void bind_session(nb::module_& m) {
       .def("__init__", &create_session,
            nb::arg("model"), nb::kw_only(), nb::arg("intra_op_num_threads") = nb::none(),
            nb::arg("inter_op_num_threads") = nb::none(), nb::arg("ep") = nb::none(),
-           nb::arg("ep_options") = nb::none(), nb::arg("config") = nb::none(),
-           "model: a path or the model's bytes. ep: None (CPU) or the name of an EP registered in the env, whose EP "
-           "devices are appended with ep_options (dict[str, str]). config: session config entries (dict[str, str], "
-           "e.g. {'session.intra_op.allow_spinning': '0'}).")
+           nb::arg("ep_options") = nb::none(), nb::arg("config") = nb::none(), nb::arg("stream") = nb::none(),
+           "model: a path or the model's bytes. ep: None (CPU) or an EP's name ('cuda', 'CUDAExecutionProvider', a "
+           "registered plugin EP), its EP devices appended with ep_options (dict[str, str]). config: session config "
+           "entries (dict[str, str]). stream: a native stream handle of the EP's device (e.g. "
+           "torch.cuda.current_stream().cuda_stream) every run is ordered with; CUDA and TensorRT compute on it "
+           "(docs/streams.md).")
       .def_prop_ro("input_names", [](const Session& s) { return names_of(s.info().inputs()); })
       .def_prop_ro("output_names", [](const Session& s) { return names_of(s.info().outputs()); })
       .def("run", &run, nb::arg("feeds"), nb::arg("output_names") = nb::none(), nb::kw_only(),

@@ -30,4 +30,26 @@ class OrtEnvironment : public ::testing::Environment {
 
 using examples::make_add_session;
 
+// Protobuf fields (wire types varint and length-delimited): enough to write a tiny ONNX model without a protobuf
+// library or a file in the repo, for the sessions the core creates from model bytes (SessionConfig).
+inline std::string pb_varint(uint64_t v) {
+  std::string out;
+  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>((v & 0x7F) | 0x80));
+  out.push_back(static_cast<char>(v));
+  return out;
+}
+inline std::string pb_field(uint32_t number, uint64_t value) { return pb_varint(number << 3) + pb_varint(value); }
+inline std::string pb_field(uint32_t number, const std::string& bytes) {
+  return pb_varint((number << 3) | 2) + pb_varint(bytes.size()) + bytes;
+}
+
+// The ModelProto bytes of y = Identity(x) on float[n] (opset 13).
+inline std::string identity_model_bytes(uint64_t n) {
+  const std::string type = pb_field(1, pb_field(1, uint64_t{1}) + pb_field(2, pb_field(1, pb_field(1, n))));
+  const std::string graph = pb_field(1, pb_field(1, "x") + pb_field(2, "y") + pb_field(4, "Identity")) +
+                            pb_field(2, "g") + pb_field(11, pb_field(1, "x") + pb_field(2, type)) +
+                            pb_field(12, pb_field(1, "y") + pb_field(2, type));
+  return pb_field(1, uint64_t{8}) + pb_field(7, graph) + pb_field(8, pb_field(1, "") + pb_field(2, uint64_t{13}));
+}
+
 }  // namespace ortdlpack::test

@@ -12,6 +12,7 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "support.h"
 #include "ortdlpack/ortdlpack.h"
 
 namespace {
@@ -219,29 +220,8 @@ TEST_F(SessionTest, DynamicBatchOutputSubsetAndMixedDestinations) {
 
 // --- sessions the core creates from a model file or bytes ---------------------------------------------------------
 
-// Protobuf fields (wire types varint and length-delimited): enough to write a tiny ONNX model without a protobuf
-// library or a file in the repo.
-std::string Varint(uint64_t v) {
-  std::string out;
-  for (; v >= 0x80; v >>= 7) out.push_back(static_cast<char>((v & 0x7F) | 0x80));
-  out.push_back(static_cast<char>(v));
-  return out;
-}
-std::string Field(uint32_t number, uint64_t value) { return Varint(number << 3) + Varint(value); }
-std::string Field(uint32_t number, const std::string& bytes) {
-  return Varint((number << 3) | 2) + Varint(bytes.size()) + bytes;
-}
-
-// ModelProto of y = Identity(x) on float[2] (opset 13).
-std::string IdentityModelBytes() {
-  const std::string float2 = Field(1, Field(1, uint64_t{1}) + Field(2, Field(1, Field(1, uint64_t{2}))));  // TypeProto
-  const std::string graph = Field(1, Field(1, "x") + Field(2, "y") + Field(4, "Identity")) + Field(2, "g") +
-                            Field(11, Field(1, "x") + Field(2, float2)) + Field(12, Field(1, "y") + Field(2, float2));
-  return Field(1, uint64_t{8}) + Field(7, graph) + Field(8, Field(1, "") + Field(2, uint64_t{13}));
-}
-
 TEST(SessionCreate, FromBytesAndFromAFile) {
-  const std::string model = IdentityModelBytes();
+  const std::string model = ortdlpack::test::identity_model_bytes(2);
   ortdlpack::SessionConfig config;
   config.intra_op_num_threads = 1;
   config.entries = {{"session.intra_op.allow_spinning", "0"}};
@@ -265,7 +245,7 @@ TEST(SessionCreate, FromBytesAndFromAFile) {
 }
 
 TEST(SessionCreate, ErrorsSayWhatIsWrong) {
-  const std::string model = IdentityModelBytes();
+  const std::string model = ortdlpack::test::identity_model_bytes(2);
   ortdlpack::SessionConfig options_without_ep;
   options_without_ep.ep_options = {{"device_id", "0"}};
   ExpectInvalid([&] { ortdlpack::Session(model.data(), model.size(), options_without_ep); }, {"ep_options needs ep"});

@@ -96,6 +96,52 @@ TEST_F(StreamOrdering, SessionRunOnAnImportedFeedSeesTheProducersWrite) {
   ort().ReleaseSession(raw);
 }
 
+// A session ordered with the caller's stream (SessionConfig::stream): the caller queues writes on its stream into a
+// feed and a destination and hands ortdlpack the tensors themselves (no DLPack exchange names a stream). The run
+// must come after all of it: the feed's write lands after five garbage writes into the destination.
+TEST_F(StreamOrdering, SessionWithTheCallersStreamRunsAfterItsQueuedWork) {
+  test::AsyncProducer caller(abi, 0);
+  const std::string model = test::identity_model_bytes(8);
+  SessionConfig config;
+  config.ep = "VirtualDeviceEP";
+  config.ep_options = {{"device_id", "0"}};
+  config.stream = reinterpret_cast<uintptr_t>(caller.stream());
+  Session session(model.data(), model.size(), config);
+  const Tensor feed = device_tensor(0, 8);
+  const Tensor dst = device_tensor(0, 8);
+  for (int i = 0; i < 5; ++i) caller.write(dst, std::vector<float>(8, -7.0f));
+  caller.write(feed, iota(8, 1.0f));
+  RunOptions options;
+  options.destinations = {{"y", dst}};
+  const std::vector<Tensor> y = session.run({{"x", feed}}, {}, options);
+  EXPECT_EQ(y[0].data(), dst.data());
+  EXPECT_EQ(read(dst), iota(8, 1.0f));
+}
+
+TEST_F(StreamOrdering, SessionStreamsAreChecked) {
+  const std::string model = test::identity_model_bytes(8);
+  const auto expect_invalid = [&](SessionConfig config, const char* fragment) {
+    try {
+      Session(model.data(), model.size(), config);
+      ADD_FAILURE() << "no error for " << fragment;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  test::AsyncProducer caller(abi, 0);
+  SessionConfig config;
+  config.stream = reinterpret_cast<uintptr_t>(caller.stream());
+  expect_invalid(config, "stream needs ep");
+  config.ep = "VirtualDeviceEP";  // two devices: which one the stream is on must be said
+  expect_invalid(config, "pick one with ep_options device_id");
+  config.ep_options = {{"device_id", "1"}};
+  config.stream = 0;
+  expect_invalid(config, "0 is only CUDA's default stream");
+  config.stream.reset();
+  Session no_stream(model.data(), model.size(), config);
+}
+
 TEST_F(StreamOrdering, ExportToAConsumerOnAnotherStreamIsComplete) {
   // Two copies queued on ortdlpack's stream (host -> device, device -> device): 2 * kDelayUs of device work.
   // (The first is kept alive: freeing device memory waits for queued copies that use it, like cudaFree.)

@@ -73,3 +73,35 @@ def test_export_to_a_torch_consumer_on_another_stream():
             total = y.sum()
         s.synchronize()
         assert float(total) == float(host.sum(dtype=np.float64))
+
+
+def test_session_on_the_callers_stream_needs_no_host_wait(models):
+    # ortdlpack.Session(stream=) puts ORT on torch's stream (the CUDA EP's user_compute_stream): the run is queued
+    # behind the producer's work on the same stream, and torch reads the output on that stream, with no wait anywhere.
+    src = torch.arange(100, dtype=torch.float32, device="cuda").reshape(1, 100)
+    expected = ort.InferenceSession(models["add_tiny"], providers=["CUDAExecutionProvider"]).run(
+        None, {"x": src.cpu().numpy()})[0]
+    s = torch.cuda.Stream()
+    sess = ortdlpack.Session(models["add_tiny"], ep="cuda", ep_options={"device_id": "0"}, stream=s.cuda_stream)
+    for _ in range(TRIES):
+        x = torch.zeros_like(src)
+        with torch.cuda.stream(s):
+            torch.cuda._sleep(100_000_000)
+            x.copy_(src)
+            (y,) = sess.run({"x": x})
+            out = torch.from_dlpack(y) * 1  # on s, after ORT's kernels
+        s.synchronize()
+        np.testing.assert_allclose(out.cpu().numpy(), expected, rtol=1e-6)
+
+
+def test_session_on_the_default_stream_waits_for_it(models):
+    # torch's default stream is handle 0, which ORT cannot compute on: the run waits for it on the host instead.
+    src = torch.arange(100, dtype=torch.float32, device="cuda").reshape(1, 100)
+    sess = ortdlpack.Session(models["add_tiny"], ep="cuda", ep_options={"device_id": "0"},
+                             stream=torch.cuda.default_stream().cuda_stream)
+    expected = sess.run({"x": src})[0].numpy()
+    for _ in range(TRIES):
+        x = torch.zeros_like(src)
+        torch.cuda._sleep(100_000_000)  # on the default stream
+        x.copy_(src)
+        np.testing.assert_allclose(sess.run({"x": x})[0].numpy(), expected, rtol=1e-6)

@@ -123,6 +123,42 @@ def test_outputs_into_a_destination_with_a_pending_write(producer, models):
     del s, y
 
 
+def test_session_with_the_callers_stream_runs_after_its_queued_work(producer, models):
+    # The caller computes on its own stream (the producer's) and hands ortdlpack its tensors themselves (no DLPack
+    # exchange names a stream): Session(stream=) orders every run with that stream. The feed's write lands after
+    # five garbage writes into the destination.
+    x = tiny_input()
+    expected = cpu_session(models["add_tiny"]).run(None, {"x": x})[0]
+
+    def run(**stream):
+        s = ortdlpack.Session(models["add_tiny"], ep=EP_NAME, ep_options={"device_id": "0"}, **stream)
+        feed, dst = producer.empty(x.shape), producer.empty(expected.shape)
+        for _ in range(5):
+            producer.write(dst, np.full(expected.shape, -7.0, np.float32))
+        producer.write(feed, x)
+        (y,) = s.run({"x": feed.tensor}, outputs={"y": dst.tensor})
+        return producer.read(y)  # on the caller's stream
+
+    np.testing.assert_array_equal(run(stream=producer.stream), expected)
+    assert not np.array_equal(run(), expected)  # the same without the stream: ORT reads and writes too early
+
+
+def test_session_stream_values_are_checked(producer, models):
+    with pytest.raises(ValueError, match="stream needs ep"):
+        ortdlpack.Session(models["add_tiny"], stream=producer.stream)
+    with pytest.raises(ValueError, match="device_id"):  # the virtual device EP has two devices
+        ortdlpack.Session(models["add_tiny"], ep=EP_NAME, stream=producer.stream)
+    with pytest.raises(ValueError, match="0 is only CUDA's default stream"):
+        ortdlpack.Session(models["add_tiny"], ep=EP_NAME, ep_options={"device_id": "0"}, stream=0)
+    with pytest.raises(ValueError, match="non-negative"):
+        ortdlpack.Session(models["add_tiny"], ep=EP_NAME, ep_options={"device_id": "0"}, stream=-1)
+    with pytest.raises(TypeError, match="stream"):
+        ortdlpack.Session(models["add_tiny"], ep=EP_NAME, ep_options={"device_id": "0"}, stream="s")
+    s = ortdlpack.Session(models["add_tiny"], ep=EP_NAME, ep_options={"device_id": "0"}, stream=12345)
+    with pytest.raises(RuntimeError, match="waiting for the stream"):  # not a stream of the device
+        s.run({"x": tiny_input()})
+
+
 def test_bad_stream_values_on_a_device_tensor(producer, vd):
     _, devices = vd
     t = ortdlpack.from_dlpack(np.ones(4, np.float32), device=devices[0])
