@@ -237,7 +237,8 @@ SessionInfo::SessionInfo(const OrtSession* session, const std::vector<const OrtE
 }
 
 SessionInfo::SessionInfo(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
-                         const std::vector<std::string>& providers) {
+                         const std::vector<std::string>& providers)
+    : cpu_only_(providers == std::vector<std::string>{"CPUExecutionProvider"}) {
   std::vector<const OrtEpDevice*> mine;
   for (const std::string& p : providers) {
     if (ships_with_ort(p)) {

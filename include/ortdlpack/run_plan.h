@@ -84,6 +84,9 @@ class SessionInfo {
 
   const std::vector<IoInfo>& inputs() const noexcept { return inputs_; }
   const std::vector<IoInfo>& outputs() const noexcept { return outputs_; }
+  // Whether the session runs on ORT's CPU EP alone (its providers, when declared, are exactly that one): it never
+  // falls back to another EP, so a binding may call its plain run without the fallback around it.
+  bool cpu_only() const noexcept { return cpu_only_; }
   // Index of the input/output with that name, or -1.
   int input_index(const std::string& name) const noexcept;
   int output_index(const std::string& name) const noexcept;
@@ -98,6 +101,7 @@ class SessionInfo {
   std::vector<IoInfo> outputs_;
   std::vector<std::shared_ptr<OrtMemoryInfo>> owned_memory_;  // the memory infos made from declarations
   std::vector<const OrtMemoryInfo*> ep_memory_;  // the memory of the session's EP devices (owned by ORT's env)
+  bool cpu_only_ = false;
 };
 
 struct RunOptions {

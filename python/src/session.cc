@@ -199,12 +199,12 @@ nb::object memory_infos(nb::handle session, const char* method) {
 }
 
 // InferenceSession.run's own run (its C++ session's `run`, same arguments) when calling it directly changes nothing:
-// the session's class does not override run() and it runs on the CPU EP only (what run() adds around it is
-// checking the feeds, which the plan did, and falling back to other EPs or capturing a graph, which a CPU-only
-// session never does). None otherwise. Holds the C++ session, not the InferenceSession (no cycle).
-nb::object direct_run(nb::handle session, const std::vector<std::string>& providers) {
+// the session's class does not override run() and the core says the session never falls back to another EP (what
+// run() adds around it is checking the feeds, which the plan did, and that fallback). None otherwise. Holds the C++
+// session, not the InferenceSession (no cycle).
+nb::object direct_run(nb::handle session, const SessionInfo& info) {
   nb::object inference_session = nb::module_::import_("onnxruntime").attr("InferenceSession");
-  if (providers != std::vector<std::string>{"CPUExecutionProvider"} || !nb::hasattr(session, "_sess") ||
+  if (!info.cpu_only() || !nb::hasattr(session, "_sess") ||
       !PyObject_TypeCheck(session.ptr(), reinterpret_cast<PyTypeObject*>(inference_session.ptr())) ||
       !nb::handle(Py_TYPE(session.ptr())).attr("run").is(inference_session.attr("run"))) {
     return nb::none();
@@ -214,11 +214,11 @@ nb::object direct_run(nb::handle session, const std::vector<std::string>& provid
 
 // The SessionInfo of an InferenceSession, with the idle IOBindings of its runs.
 struct PyPlanner {
-  PyPlanner(nb::handle session, const std::vector<std::string>& providers)
+  explicit PyPlanner(nb::handle session)
       : info(declarations(session.attr("get_inputs")(), memory_infos(session, "get_input_memory_infos")),
              declarations(session.attr("get_outputs")(), memory_infos(session, "get_output_memory_infos")),
-             providers),
-        run(direct_run(session, providers)) {
+             nb::cast<std::vector<std::string>>(session.attr("get_providers")())),
+        run(direct_run(session, info)) {
     for (const IoInfo& io : info.outputs()) all_outputs.append(nb::str(io.name.c_str()));
   }
   SessionInfo info;
@@ -352,11 +352,7 @@ void bind_session(nb::module_& m) {
 
   // ortdlpack.run (python/ortdlpack/session.py): the core's plan of a run of an onnxruntime.InferenceSession.
   nb::class_<PyPlanner>(m, "_Planner", "The core's SessionInfo of an onnxruntime.InferenceSession.")
-      .def("__init__",
-           [](PyPlanner* self, nb::handle session) {
-             new (self) PyPlanner(session, nb::cast<std::vector<std::string>>(session.attr("get_providers")()));
-           },
-           nb::arg("session"))
+      .def(nb::init<nb::handle>(), nb::arg("session"))
       .def_ro("idle", &PyPlanner::idle)
       .def("run", &run_host, nb::arg("session"), nb::arg("feeds"), nb::arg("output_names").none(),
            nb::arg("outputs").none(), nb::arg("device").none(), nb::arg("run_options").none(),

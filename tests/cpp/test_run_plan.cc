@@ -100,6 +100,14 @@ TEST_F(RunPlanTest, DeclarationsOfEveryKind) {
   EXPECT_EQ(info.outputs()[0].describe(), "a non-tensor value");
 }
 
+TEST_F(RunPlanTest, CpuOnlyIsTheCpuEpAlone) {
+  const std::vector<IoDeclaration> x = {Declared("x", "tensor(float)", std::vector<int64_t>{1})};
+  EXPECT_TRUE(SessionInfo(x, x, {"CPUExecutionProvider"}).cpu_only());
+  EXPECT_FALSE(SessionInfo(x, x, {"VirtualDeviceEP", "CPUExecutionProvider"}).cpu_only());
+  EXPECT_FALSE(SessionInfo(x, x).cpu_only());          // providers unknown
+  EXPECT_FALSE(SessionInfo(add_.get()).cpu_only());   // ORT's C API cannot tell a session's providers
+}
+
 TEST_F(RunPlanTest, HostOnlyIsAPlainHostRun) {
   const SessionInfo info(add_.get());
   Tensor x = host_iota(8);

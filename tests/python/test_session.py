@@ -417,3 +417,22 @@ def test_ortdlpack_run_keeps_no_session_alive(models):
     del session
     gc.collect()
     assert ref() is None
+
+
+def test_ortdlpack_run_calls_a_session_class_s_own_run(models, add_ref):
+    # A CPU-only InferenceSession is run through its C++ session directly (what InferenceSession.run adds, a
+    # CPU-only session does not need); a class that overrides run() is still called through it.
+    class Counting(ort.InferenceSession):
+        calls = 0
+
+        def run(self, *args, **kw):
+            Counting.calls += 1
+            return super().run(*args, **kw)
+
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    session = Counting(models["add_tiny"], opts, providers=["CPUExecutionProvider"])
+    x = tiny_input()
+    (y,) = ortdlpack.run(session, {"x": x})
+    assert Counting.calls == 1
+    np.testing.assert_array_equal(np.asarray(y), _expected(add_ref, x))
