@@ -181,11 +181,13 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
     }
   }
 
-  // A run ORT computes on the caller's stream returns with its work queued there when every output stays on that
-  // device (a host output must be complete on return) and the caller passed no run options of their own.
+  // A run ORT computes on the caller's stream returns with its work queued there when every output is in that
+  // device's memory (a host output must be complete on return; readers of another device's memory are not ordered
+  // after the caller's stream) and the caller passed no run options of their own.
   bool leave_queued = unsynchronized_ && options.run_options == nullptr;
   for (const RunPlan::Output& out : plan.outputs) {
-    leave_queued = leave_queued && !host_accessible(out.destination ? out.destination.memory_info() : out.memory);
+    leave_queued = leave_queued && same_memory(out.destination ? out.destination.memory_info() : out.memory,
+                                               stream_->memory);
   }
   order_before_run(plan, stream_ ? &*stream_ : nullptr);
   if (OrtStatus* status = api.RunWithBinding(session_, leave_queued ? unsynchronized_.get() : options.run_options,
