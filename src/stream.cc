@@ -278,12 +278,14 @@ void order_before_run(const std::vector<const Tensor*>& tensors, const CallerStr
   if (caller != nullptr && !on_caller) synchronize(*caller);  // the caller's work, adopted
   for (const Tensor* t : tensors) {
     Entry* e = t != nullptr && *t ? find(t->memory_info()) : nullptr;
-    if (e == nullptr || (e == caller && !on_caller)) continue;
-    // ORT computes on the caller's stream: it waits on the device (the host only if the EP refuses).
-    if (e == caller && (!e->pending.load() || e->backend.wait(reinterpret_cast<void*>(stream->handle), e->handle) == 0)) {
+    if (e == nullptr || (e == caller && !on_caller)) continue;  // none, or waited for above
+    if (e != caller) {
+      synchronize(*e);
       continue;
     }
-    synchronize(*e);
+    // ORT computes on the caller's stream: it waits on the device (the host only if the EP refuses).
+    void* handle = reinterpret_cast<void*>(stream->handle);
+    if (e->pending.load() && e->backend.wait(handle, e->handle) != 0) synchronize(*e);
   }
 }
 

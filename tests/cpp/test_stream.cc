@@ -133,6 +133,8 @@ TEST_F(StreamOrdering, SessionStreamsAreChecked) {
   SessionConfig config;
   config.stream = reinterpret_cast<uintptr_t>(caller.stream());
   expect_invalid(config, "stream needs ep");
+  config.ep = "CPUExecutionProvider";  // host memory: no stream to order with
+  expect_invalid(config, "host memory has no streams");
   config.ep = "VirtualDeviceEP";  // two devices: which one the stream is on must be said
   expect_invalid(config, "pick one with ep_options device_id");
   config.ep_options = {{"device_id", "1"}};

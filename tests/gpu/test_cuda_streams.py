@@ -105,3 +105,10 @@ def test_session_on_the_default_stream_waits_for_it(models):
         torch.cuda._sleep(100_000_000)  # on the default stream
         x.copy_(src)
         np.testing.assert_allclose(sess.run({"x": x})[0].numpy(), expected, rtol=1e-6)
+
+
+def test_session_stream_and_the_eps_own_stream_option_conflict(models):
+    s = torch.cuda.Stream()
+    with pytest.raises(ValueError, match="user_compute_stream"):
+        ortdlpack.Session(models["add_tiny"], ep="cuda",
+                          ep_options={"device_id": "0", "user_compute_stream": str(s.cuda_stream)}, stream=s.cuda_stream)
