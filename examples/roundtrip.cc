@@ -65,7 +65,7 @@ int main() {
     std::printf("export : OrtValue data %p -> DLPack data %p  (%s, device %s, strides [%lld, %lld])\n",
                 output.data(), out->dl_tensor.data,
                 output.data() == out->dl_tensor.data ? "same memory" : "DIFFERENT memory",
-                ortdlpack::describe(out->dl_tensor.device).c_str(), static_cast<long long>(out->dl_tensor.strides[0]),
+                ortdlpack::describe_device(out->dl_tensor.device).c_str(), static_cast<long long>(out->dl_tensor.strides[0]),
                 static_cast<long long>(out->dl_tensor.strides[1]));
     const auto* values = static_cast<const float*>(out->dl_tensor.data);
     std::printf("result : Y = X + X = [");

@@ -347,8 +347,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
                                                    ortdlpack::CopyMode::kAlways};
   for (ortdlpack::CopyMode mode : kModes) {
     if (!readable && mode != ortdlpack::CopyMode::kNever) continue;
-    run_one(p, versioned, ortdlpack::ImportOptions{mode, uint8_as_bool}, readable,
-            have_expected ? &expected : nullptr);
+    ortdlpack::ImportOptions options;
+    options.copy = mode;
+    options.uint8_as_bool = uint8_as_bool;
+    run_one(p, versioned, options, readable, have_expected ? &expected : nullptr);
   }
   return 0;
 }

@@ -1,69 +1,46 @@
-#include "ortdlpack/ep_library.h"
+// Registering the libraries that bring EPs into the env (ep.h): from ORT's own folder, a caller's folder, or an
+// installed EP package. Every fact about an EP is its row in the EP table (ep_table.h).
+#include "ep_library.h"
 
 #include <dlfcn.h>
 #include <sys/stat.h>
 
+#include <algorithm>
+#include <cctype>
 #include <cstdlib>
-#include <cstring>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <vector>
 
+#include "ep_table.h"
+#include "ort.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
+#include "ortdlpack/ep.h"
 #include "ortdlpack/error.h"
+#include "python_adapters.h"
 
 namespace ortdlpack {
 namespace {
 
-#if defined(__APPLE__)
-#define ORTDLPACK_LIB(stem) "lib" stem ".dylib"
-#else
-#define ORTDLPACK_LIB(stem) "lib" stem ".so"
-#endif
+using detail::EpRow;
 
-// The one table of EP libraries ortdlpack registers by itself. The first row of a vendor is the EP that owns that
-// vendor's device memory (its allocator and data transfer serve every EP of that vendor).
-struct EpLibrary {
-  const char* ep_name;            // the EP's name in ORT (OrtEpDevice EP name, session provider name)
-  const char* registration_name;  // RegisterExecutionProviderLibrary's name (onnxruntime's docs use these)
-  const char* file;               // the library, in ORT's own folder
-  const char* aliases[3];         // other names users write
-  uint32_t vendor_id;             // whose device memory it owns
-  const char* install;            // what to install when the library is missing
-  const char* stream_option;      // the provider option naming a caller's compute stream, or nullptr
+// A library ortdlpack registered, or tried to: its absolute path and why it failed ("" registered).
+struct Attempt {
+  std::string path;
+  std::string why;
 };
-
-constexpr EpLibrary kLibraries[] = {
-    {"CUDAExecutionProvider", "CUDA", ORTDLPACK_LIB("onnxruntime_providers_cuda"), {"cuda", "CUDA", nullptr},
-     kVendorNvidia, "pip install onnxruntime-gpu", "user_compute_stream"},
-    {"TensorrtExecutionProvider", "TensorRT", ORTDLPACK_LIB("onnxruntime_providers_tensorrt"),
-     {"tensorrt", "trt", "TensorRT"}, kVendorNvidia, "pip install onnxruntime-gpu, and TensorRT",
-     "user_compute_stream"},
-    {"MIGraphXExecutionProvider", "MIGraphX", ORTDLPACK_LIB("onnxruntime_providers_migraphx"),
-     {"migraphx", "MIGraphX", "rocm"}, kVendorAmd, "pip install onnxruntime-migraphx", nullptr},
-    {"OpenVINOExecutionProvider", "OpenVINO", ORTDLPACK_LIB("onnxruntime_providers_openvino"),
-     {"openvino", "OpenVINO", nullptr}, kVendorIntel, "pip install onnxruntime-openvino", nullptr},
-};
-
-const EpLibrary* find_library(const std::string& ep_name) {
-  for (const EpLibrary& l : kLibraries) {
-    if (ep_name == l.ep_name) return &l;
-  }
-  return nullptr;
-}
-
-const EpLibrary* owner_of(uint32_t vendor_id) {
-  for (const EpLibrary& l : kLibraries) {
-    if (l.vendor_id == vendor_id) return &l;
-  }
-  return nullptr;
-}
 
 struct State {
   std::mutex mutex;
   std::string dir_override;
-  std::vector<std::pair<const EpLibrary*, std::string>> attempted;  // library -> why it failed ("" registered)
+  std::vector<Attempt> attempted;
+  // Why ensure_ep() of a table row last failed, by EP name (for missing_ep_message, which registers nothing).
+  std::vector<std::pair<const EpRow*, std::string>> failures;
+  // Memory that an EP of the env serves (ensure_ep_for's answer, kept): device type, vendor, memory type, name.
+  std::vector<std::tuple<OrtMemoryInfoDeviceType, uint32_t, OrtDeviceMemoryType, std::string>> served;
+  python::EpPackageFinder finder = nullptr;
 };
 State& state() {
   static auto* s = new State();  // process lifetime: lookups may run during exit
@@ -85,68 +62,166 @@ bool file_exists(const std::string& path) {
   return ::stat(path.c_str(), &st) == 0 && S_ISREG(st.st_mode);
 }
 
-std::vector<std::string> env_ep_names() {
-  const OrtApi& api = ort();
-  const OrtEpDevice* const* devices = nullptr;
-  size_t count = 0;
-  check(api.GetEpDevices(env(), &devices, &count));
+bool env_has_ep(const std::string& ep_name) { return !detail::ep_devices_of(ep_name).empty(); }
+
+std::string env_ep_names() {
   std::vector<std::string> names;
-  for (size_t i = 0; i < count; ++i) {
-    const std::string n = api.EpDevice_EpName(devices[i]);
-    bool seen = false;
-    for (const std::string& s : names) seen = seen || s == n;
-    if (!seen) names.push_back(n);
+  for (const OrtEpDevice* d : detail::env_ep_devices()) {
+    const std::string n = ort().EpDevice_EpName(d);
+    if (std::find(names.begin(), names.end(), n) == names.end()) names.push_back(n);
   }
-  return names;
-}
-
-bool env_has_ep(const std::string& ep_name) { return !ep_devices_of(env(), ep_name).empty(); }
-
-// Whether an EP device of the env has device memory of this vendor.
-bool env_serves_vendor(uint32_t vendor_id) {
-  const OrtApi& api = ort();
-  const OrtEpDevice* const* devices = nullptr;
-  size_t count = 0;
-  check(api.GetEpDevices(env(), &devices, &count));
-  for (size_t i = 0; i < count; ++i) {
-    const OrtMemoryInfo* m = api.EpDevice_MemoryInfo(devices[i], OrtDeviceMemoryType_DEFAULT);
-    if (m != nullptr && api.MemoryInfoGetVendorId(m) == vendor_id) return true;
-  }
-  return false;
-}
-
-std::string list(const std::vector<std::string>& names) {
   std::string s;
   for (const std::string& n : names) s += (s.empty() ? "'" : ", '") + n + "'";
   return s.empty() ? "none" : s;
 }
 
-// Registers `lib` once per process; later calls return the first outcome. Called with the state mutex held.
-void register_once(const EpLibrary& lib, const std::string& dir) {
+std::string table_names() {
+  std::string s;
+  for (const EpRow& ep : detail::ep_table()) s += (s.empty() ? "'" : ", '") + std::string(ep.aliases[0]) + "'";
+  return s;
+}
+
+// The distribution an EP package of short name `name` would have ("webgpu" -> "onnxruntime-ep-webgpu").
+std::string package_for(const std::string& name) {
+  std::string d = "onnxruntime-ep-";
+  for (char c : name) d += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
+  return d;
+}
+
+// Whether `path` lies inside `folder` (both absolute; `..` components refused outright).
+bool inside(const std::string& path, const std::string& folder) {
+  if (path.empty() || path[0] != '/' || folder.empty() || folder[0] != '/') return false;
+  if (path.find("/../") != std::string::npos || path.find("/./") != std::string::npos) return false;
+  const std::string prefix = folder.back() == '/' ? folder : folder + "/";
+  return path.compare(0, prefix.size(), prefix) == 0;
+}
+
+// Registers the library at `path` (absolute) for EP `ep_name` once per process; later calls return the first
+// outcome. Throws Error(kUnsupported) saying why it failed. Called with the state mutex held.
+void register_once(const std::string& path, const std::string& ep_name, const char* device_hint) {
   State& s = state();
-  for (const auto& [l, why] : s.attempted) {
-    if (l == &lib) {
-      if (!why.empty()) throw Error(ErrorKind::kUnsupported, why);
-      return;
+  for (const Attempt& a : s.attempted) {
+    if (a.path != path) continue;
+    if (!a.why.empty()) throw Error(ErrorKind::kUnsupported, a.why);
+    return;
+  }
+  std::string why;
+  if (OrtStatus* status = ort().RegisterExecutionProviderLibrary(env(), ep_name.c_str(), path.c_str())) {
+    why = "registering " + path + " failed: " + ort().GetErrorMessage(status);
+    detail::failed(status);
+  } else if (!env_has_ep(ep_name)) {
+    why = "registered " + path + ", but it brought no '" + ep_name + "' device (" +
+          (device_hint != nullptr ? device_hint : "is its hardware and driver present?") + ")";
+  }
+  s.attempted.push_back(Attempt{path, why});
+  if (!why.empty()) throw Error(ErrorKind::kUnsupported, why);
+}
+
+// The installed packages that may bring `ep` (a row) or, for a name no row has, any package named for it or
+// registering it. Asks the finder outside every lock of ours.
+std::vector<python::EpPackage> packages_for(const EpRow* ep, const std::string& name) {
+  python::EpPackageFinder finder = nullptr;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    finder = state().finder;
+  }
+  std::vector<python::EpPackage> found;
+  if (finder == nullptr) return found;
+  if (ep != nullptr) {
+    for (const char* d : ep->packages) {
+      if (d == nullptr) break;
+      for (python::EpPackage& p : finder(d)) found.push_back(std::move(p));
+    }
+    return found;
+  }
+  for (python::EpPackage& p : finder("")) {
+    const bool registers = std::find(p.ep_names.begin(), p.ep_names.end(), name) != p.ep_names.end();
+    if (registers || p.distribution == package_for(name)) found.push_back(std::move(p));
+  }
+  return found;
+}
+
+// Registers the library of `ep` (a row) or of the package found for `name`, and returns the EP's name in ORT.
+std::string register_library(const EpRow* ep, const std::string& name) {
+  const std::vector<python::EpPackage> packages = packages_for(ep, name);
+  const std::string dir = ep_library_dir();
+  std::lock_guard<std::mutex> lock(state().mutex);
+  std::string why;
+  const auto attempt = [&](const std::string& path, const std::string& ep_name) {
+    if (env_has_ep(ep_name)) return true;
+    try {
+      register_once(path, ep_name, ep != nullptr ? ep->device_hint : nullptr);
+      return true;
+    } catch (const Error& e) {
+      why += (why.empty() ? "" : "; ") + std::string(e.what());
+      return false;
+    }
+  };
+  if (ep != nullptr && ep->ort_library != nullptr) {
+    const std::string path = dir.empty() ? std::string() : dir + "/" + ep->ort_library;
+    if (dir.empty()) {
+      why = "the folder of the running ONNX Runtime could not be determined to look for " +
+            std::string(ep->ort_library);
+    } else if (!file_exists(path)) {
+      why = "the installed ONNX Runtime (" + dir + ") has no " + ep->ort_library;
+    } else if (attempt(path, ep->ep_name)) {
+      return ep->ep_name;
     }
   }
-  const std::string path = dir.empty() ? std::string() : dir + "/" + lib.file;
-  std::string why;
-  if (dir.empty()) {
-    why = std::string("execution provider '") + lib.ep_name + "' is not in the ONNX Runtime environment, and the "
-          "folder of the running ONNX Runtime could not be determined to look for " + lib.file;
-  } else if (!file_exists(path)) {
-    why = std::string("execution provider '") + lib.ep_name + "' is not in the ONNX Runtime environment, and the "
-          "installed ONNX Runtime (" + dir + ") has no " + lib.file + ": " + lib.install;
-  } else if (OrtStatus* status = ort().RegisterExecutionProviderLibrary(env(), lib.registration_name, path.c_str())) {
-    why = std::string("registering ") + path + " failed: " + ort().GetErrorMessage(status);
-    ort().ReleaseStatus(status);
-  } else if (!env_has_ep(lib.ep_name)) {
-    why = std::string("registered ") + path + ", but it brought no '" + lib.ep_name +
-          "' device (is its hardware and driver present?)";
+  for (const python::EpPackage& p : packages) {
+    if (!inside(p.library, p.folder) || !file_exists(p.library)) {
+      why += (why.empty() ? "" : "; ") + p.distribution + "'s library '" + p.library + "' is not a file of its own folder";
+      continue;
+    }
+    const std::string ep_name = ep != nullptr ? ep->ep_name : p.ep_names.empty() ? name : p.ep_names.front();
+    if (ep != nullptr && std::find(p.ep_names.begin(), p.ep_names.end(), ep_name) == p.ep_names.end()) {
+      why += (why.empty() ? "" : "; ") + p.distribution + " registers no '" + ep_name + "'";
+      continue;
+    }
+    if (attempt(p.library, ep_name)) return ep_name;
   }
-  s.attempted.emplace_back(&lib, why);
-  if (!why.empty()) throw Error(ErrorKind::kUnsupported, why);
+  if (ep == nullptr) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "no execution provider named '" + name + "' in the ONNX Runtime environment (available: " +
+                    env_ep_names() + "), no installed package " + package_for(name) + (why.empty() ? "" : " (" + why + ")") +
+                    "; known by name: " + table_names() + "; or register a plugin EP library first");
+  }
+  if (packages.empty() && ep->packages[0] != nullptr) {
+    why += (why.empty() ? "" : "; ") + std::string("no installed ") + ep->packages[0];
+  }
+  const std::string message = "execution provider '" + std::string(ep->ep_name) +
+                              "' is not in the ONNX Runtime environment (" + why + "): " + ep->install;
+  auto& failures = state().failures;
+  auto known = std::find_if(failures.begin(), failures.end(), [&](const auto& f) { return f.first == ep; });
+  if (known != failures.end()) {
+    known->second = message;
+  } else {
+    failures.emplace_back(ep, message);
+  }
+  throw Error(ErrorKind::kUnsupported, message);
+}
+
+std::tuple<OrtMemoryInfoDeviceType, uint32_t, OrtDeviceMemoryType, std::string> served_key(
+    const detail::MemoryFields& m) {
+  return {m.device_type, m.vendor_id, m.memory_type, m.vendor_id == 0 ? m.name : ""};
+}
+
+// Whether an EP device of the env has the DEFAULT or HOST_ACCESSIBLE memory `m` is of: the same vendor and memory
+// type (the same name for vendor 0), and the same device type for DEFAULT memory (pinned memory may be typed CPU).
+bool env_serves(const detail::MemoryFields& m) {
+  for (const OrtEpDevice* d : detail::env_ep_devices()) {
+    for (OrtDeviceMemoryType type : {OrtDeviceMemoryType_DEFAULT, OrtDeviceMemoryType_HOST_ACCESSIBLE}) {
+      const OrtMemoryInfo* info = ort().EpDevice_MemoryInfo(d, type);
+      if (info == nullptr) continue;
+      const detail::MemoryFields e = detail::memory_fields(info);
+      if (e.vendor_id == m.vendor_id && e.memory_type == m.memory_type &&
+          (m.memory_type != OrtDeviceMemoryType_DEFAULT || e.device_type == m.device_type) &&
+          (m.vendor_id != 0 || std::string(e.name) == m.name)) {
+        return true;
+      }
+    }
+  }
+  return false;
 }
 
 }  // namespace
@@ -169,43 +244,73 @@ void set_ep_library_dir(const std::string& dir) {
 }
 
 std::string canonical_ep_name(const std::string& name) {
-  for (const EpLibrary& l : kLibraries) {
-    if (name == l.ep_name) return name;
-    for (const char* alias : l.aliases) {
-      if (alias != nullptr && name == alias) return l.ep_name;
-    }
-  }
-  return name;
-}
-
-bool ships_with_ort(const std::string& name) { return find_library(canonical_ep_name(name)) != nullptr; }
-
-const char* compute_stream_option(const std::string& name) {
-  const EpLibrary* lib = find_library(canonical_ep_name(name));
-  return lib != nullptr ? lib->stream_option : nullptr;
+  const EpRow* ep = detail::find_ep(name);
+  return ep != nullptr ? ep->ep_name : name;
 }
 
 std::string ensure_ep(const std::string& name) {
-  const std::string ep = canonical_ep_name(name);
-  if (env_has_ep(ep)) return ep;
-  const EpLibrary* lib = find_library(ep);
-  if (lib == nullptr) {
-    throw Error(ErrorKind::kInvalidArgument, "no execution provider named '" + name +
-                                                 "' in the ONNX Runtime environment (available: " +
-                                                 list(env_ep_names()) +
-                                                 "; register a plugin EP library first, or use one of 'cuda', "
-                                                 "'tensorrt', 'migraphx', 'openvino')");
+  if (name.empty()) throw Error(ErrorKind::kInvalidArgument, "an execution provider name is empty");
+  const EpRow* ep = detail::find_ep(name);
+  const std::string ep_name = ep != nullptr ? ep->ep_name : name;
+  if (ep != nullptr && ep->ort_library == nullptr && ep->packages[0] == nullptr) return ep_name;  // built into ORT
+  if (env_has_ep(ep_name)) return ep_name;
+  return register_library(ep, name);
+}
+
+namespace detail {
+
+void ensure_ep_for(const OrtMemoryInfo* memory) {
+  if (memory == nullptr || is_cpu_memory(memory)) return;
+  const MemoryFields m = memory_fields(memory);
+  const auto key = served_key(m);
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    if (std::find(state().served.begin(), state().served.end(), key) != state().served.end()) return;
   }
-  const std::string dir = ep_library_dir();
+  bool served = env_serves(m);
+  for (const EpRow& ep : ep_table()) {
+    if (served) break;
+    if (!owns(ep, m)) continue;
+    try {
+      ensure_ep(ep.ep_name);
+    } catch (const Error&) {  // reported by missing_ep_message() when the allocation or copy fails
+    }
+    served = env_serves(m);
+  }
+  if (!served) return;  // nothing kept: a library registered later (by the user) may serve it
   std::lock_guard<std::mutex> lock(state().mutex);
-  if (!env_has_ep(ep)) register_once(*lib, dir);
-  return ep;
+  state().served.push_back(key);
+}
+
+std::string missing_ep_message(const OrtMemoryInfo* memory) {
+  const std::string what = "the ONNX Runtime environment has no execution provider serving " + describe_memory(memory);
+  const MemoryFields m = memory_fields(memory);
+  std::string why;
+  {
+    std::lock_guard<std::mutex> lock(state().mutex);
+    for (const auto& [ep, message] : state().failures) {
+      if (owns(*ep, m)) why += (why.empty() ? "" : "; ") + message;
+    }
+  }
+  if (!why.empty()) return what + " (" + why + ")";
+  const EpRow* owner = owner_of(m);
+  if (owner != nullptr) return what + ": " + owner->install;
+  return what + ": register the execution provider library that brings this device "
+                "(ortdlpack.register_execution_provider_library / RegisterExecutionProviderLibrary)";
+}
+
+std::vector<const OrtEpDevice*> ep_devices_of(const std::string& ep_name) {
+  std::vector<const OrtEpDevice*> mine;
+  for (const OrtEpDevice* d : env_ep_devices()) {
+    if (ep_name == ort().EpDevice_EpName(d)) mine.push_back(d);
+  }
+  return mine;
 }
 
 std::vector<const OrtEpDevice*> select_ep_devices(const std::string& name,
                                                   const std::vector<std::pair<std::string, std::string>>& options) {
   const std::string ep = ensure_ep(name);
-  std::vector<const OrtEpDevice*> mine = ep_devices_of(env(), ep);
+  std::vector<const OrtEpDevice*> mine = ep_devices_of(ep);
   for (const auto& [key, value] : options) {
     if (key != "device_id" || mine.size() < 2) continue;
     char* end = nullptr;
@@ -219,35 +324,19 @@ std::vector<const OrtEpDevice*> select_ep_devices(const std::string& name,
   return mine;
 }
 
-bool register_ep_for(const OrtMemoryInfo* memory) {
-  if (memory == nullptr) return false;
-  OrtMemoryInfoDeviceType type{};
-  ort().MemoryInfoGetDeviceType(memory, &type);
-  if (type == OrtMemoryInfoDeviceType_CPU) return false;
-  const uint32_t vendor = ort().MemoryInfoGetVendorId(memory);
-  const EpLibrary* lib = owner_of(vendor);
-  if (lib == nullptr || env_serves_vendor(vendor)) return false;
-  try {
-    ensure_ep(lib->ep_name);
-  } catch (const Error&) {
-    return false;
-  }
-  return env_serves_vendor(vendor);
+bool ships_with_ort(const std::string& name) {
+  const EpRow* ep = find_ep(name);
+  return ep != nullptr && ep->ort_library != nullptr;
 }
 
-std::string missing_ep_message(const OrtMemoryInfo* memory) {
-  std::string what = "the ONNX Runtime environment has no execution provider serving " + describe(memory);
-  const EpLibrary* lib = owner_of(ort().MemoryInfoGetVendorId(memory));
-  if (lib == nullptr) {
-    return what + ": register the execution provider library that brings this device "
-                  "(ortdlpack.register_execution_provider_library / RegisterExecutionProviderLibrary)";
-  }
-  try {
-    ensure_ep(lib->ep_name);
-  } catch (const Error& e) {
-    return what + " (" + e.what() + ")";
-  }
-  return what;
+}  // namespace detail
+
+namespace python {
+
+void set_ep_package_finder(EpPackageFinder finder) {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  state().finder = finder;
 }
 
+}  // namespace python
 }  // namespace ortdlpack

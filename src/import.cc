@@ -2,16 +2,19 @@
 
 #include <cstdint>
 #include <cstring>
-#include <vector>
+#include <functional>
 #include <limits>
 #include <string>
+#include <vector>
 
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
+#include "ortdlpack/placement.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/stream.h"
 #include "ortdlpack/transfer.h"
+#include "python_adapters.h"
 #include "strided_copy.h"
 
 namespace ortdlpack {
@@ -116,7 +119,7 @@ Layout validate(const DLTensor& t, uint64_t flags, const ImportOptions& options)
 }
 
 // An allocator used only for its Free: ORT calls it once, when the OrtValue over DLPack memory is released, and it
-// hands the memory back to the producer by running the DLPack deleter.
+// hands the memory back to the producer by running the DLPack deleter (unless disarmed: the caller kept it).
 template <class Managed>
 struct DeleterAllocator {
   OrtAllocator base;  // first member: ORT passes &base back to the callbacks
@@ -128,54 +131,26 @@ struct DeleterAllocator {
     base.Alloc = [](OrtAllocator*, size_t) -> void* { return nullptr; };
     base.Free = [](OrtAllocator* self, void*) {
       auto* a = reinterpret_cast<DeleterAllocator*>(self);
-      if (a->managed->deleter != nullptr) a->managed->deleter(a->managed);
+      if (a->managed != nullptr && a->managed->deleter != nullptr) a->managed->deleter(a->managed);
       delete a;
     };
     base.Info = [](const OrtAllocator* self) { return reinterpret_cast<const DeleterAllocator*>(self)->info; };
   }
 };
 
+// The imported tensor before placement: over the producer's memory (owning it through `allocator`), or a compact
+// copy of it (`copied`; the producer's tensor is released once the import succeeds).
 template <class Managed>
-Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& options) {
+struct Source {
+  Tensor tensor;
+  DeleterAllocator<Managed>* allocator = nullptr;
+  bool copied = false;
+};
+
+// A tensor over the producer's memory that owns `managed` (its deleter runs when ORT releases the value).
+template <class Managed>
+Source<Managed> wrap(Managed* managed, const Layout& l, const OrtMemoryInfo* memory, bool read_only) {
   const DLTensor& t = managed->dl_tensor;
-  const Layout l = validate(t, flags, options);
-  const OrtMemoryInfo* memory = memory_info(t.device);
-  if (!host_accessible(memory)) note_import(memory);  // the producer may have queued work before our stream
-  const bool read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
-  const bool needs_copy = !l.compact || !l.aligned;
-
-  if (needs_copy || options.copy == CopyMode::kAlways) {
-    const std::vector<int64_t> shape(t.shape, t.shape + t.ndim);
-    if (options.copy == CopyMode::kNever) {
-      throw Error(ErrorKind::kCopyRequired,
-                  std::string("DLPack tensor ") + (l.compact ? "data is not aligned to its element size" :
-                                                               "is not compact row-major") +
-                      ": ORT can only hold it as a copy, and copying was not allowed");
-    }
-    Tensor copy;
-    if (host_accessible(memory)) {
-      copy = allocate(l.type, shape, memory);
-      if (l.count != 0) {
-        if (l.compact) {
-          std::memcpy(copy.data(), l.data, l.bytes);
-        } else {
-          detail::strided_copy(copy.data(), l.data, t.ndim, t.shape, t.strides, t.dtype.bits / 8);
-        }
-      }
-    } else if (needs_copy) {
-      throw Error(ErrorKind::kUnsupported, "DLPack tensor on " + describe(t.device) +
-                                               " is not compact row-major; ortdlpack copies strided layouts only "
-                                               "in host memory");
-    } else {
-      // A compact device tensor: a borrowed view (ORT frees nothing) for the duration of a device-to-device copy.
-      OrtValue* view = nullptr;
-      check(ort().CreateTensorWithDataAsOrtValue(memory, l.data, l.bytes, shape.data(), shape.size(), l.type, &view));
-      copy = to(Tensor(view), memory);
-    }
-    if (managed->deleter != nullptr) managed->deleter(managed);
-    return {copy, true};
-  }
-
   // ORT may refuse a NULL buffer even for an empty tensor; any non-NULL address does, as nothing is read.
   static char empty_buffer;
   void* data = l.data != nullptr ? l.data : &empty_buffer;
@@ -187,12 +162,70 @@ Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& op
     delete allocator;  // the caller keeps `managed`
     check(status);
   }
-  return {Tensor(value, read_only, &t.device), false};
+  return {Tensor(value, read_only, &t.device), allocator, false};
+}
+
+// A compact copy of a layout ORT cannot hold (gaps, negative or overlapping strides, misaligned data): host memory
+// only, and only when `copy` allows it.
+template <class Managed>
+Source<Managed> compact_copy(const DLTensor& t, const Layout& l, const OrtMemoryInfo* memory, const ImportOptions& options) {
+  if (options.copy == CopyMode::kNever) {
+    throw Error(ErrorKind::kCopyRequired,
+                std::string("DLPack tensor ") + (l.compact ? "data is not aligned to its element size" :
+                                                             "is not compact row-major") +
+                    ": ORT can only hold it as a copy, and copying was not allowed");
+  }
+  if (!host_accessible(memory)) {
+    throw Error(ErrorKind::kUnsupported, "DLPack tensor on " + describe_device(t.device) +
+                                             " is not compact row-major; ortdlpack copies strided layouts only "
+                                             "in host memory");
+  }
+  Source<Managed> s;
+  s.tensor = allocate(l.type, std::vector<int64_t>(t.shape, t.shape + t.ndim), memory);
+  s.copied = true;
+  const std::function<void()> gather = [&] {
+    if (l.count == 0) return;
+    if (l.compact) {
+      std::memcpy(s.tensor.data(), l.data, l.bytes);
+    } else {
+      detail::strided_copy(s.tensor.data(), l.data, t.ndim, t.shape, t.strides, t.dtype.bits / 8);
+    }
+  };
+  if (options.run_copy != nullptr) {
+    options.run_copy(gather);
+  } else {
+    gather();
+  }
+  return s;
+}
+
+// The import protocol: validate, hold the memory as it is (or as a compact copy where ORT cannot hold it), then place
+// it where the caller asks. copy=kAlways is satisfied by one fresh copy, whoever made it (the import, the producer
+// with IS_COPIED, or the placement).
+template <class Managed>
+Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& options) {
+  const DLTensor& t = managed->dl_tensor;
+  const Layout l = validate(t, flags, options);
+  const OrtMemoryInfo* memory = memory_info(t.device);
+  if (!host_accessible(memory)) note_import(memory);  // the producer may have queued work before our stream
+  const bool read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || options.read_only;
+  Source<Managed> source = l.compact && l.aligned ? wrap(managed, l, memory, read_only)
+                                                  : compact_copy<Managed>(t, l, memory, options);
+  const bool fresh = source.copied || (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
+  const CopyMode mode = options.copy == CopyMode::kAlways && fresh ? CopyMode::kIfNeeded : options.copy;
+  try {
+    Placed placed = place(source.tensor, options.target, mode, "from_dlpack", nullptr, options.run_copy);
+    if (source.copied && managed->deleter != nullptr) managed->deleter(managed);  // the copy no longer reads it
+    return {std::move(placed.tensor), source.copied || placed.copied};
+  } catch (...) {
+    if (source.allocator != nullptr) source.allocator->managed = nullptr;  // the caller keeps `managed`
+    throw;
+  }
 }
 
 }  // namespace
 
-bool is_plain(const DLTensor& t, uint64_t flags) noexcept {
+bool python::is_plain(const DLTensor& t, uint64_t flags) noexcept {
   if (t.byte_offset != 0 || (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || t.dtype.bits < 8 ||
       t.dtype.code == kDLComplex) {
     return false;

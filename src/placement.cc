@@ -2,6 +2,7 @@
 
 #include <string>
 
+#include "ort.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/transfer.h"
@@ -10,17 +11,6 @@ namespace ortdlpack {
 namespace {
 
 bool same_device(DLDevice a, DLDevice b) { return a.device_type == b.device_type && a.device_id == b.device_id; }
-
-// Whether memory `memory` (of DLPack device `device`, `host` when host-accessible) satisfies `target`.
-bool memory_is_at(const OrtMemoryInfo* memory, DLDevice device, bool host, const Target& target) {
-  switch (target.kind) {
-    case Target::Kind::kAnywhere: return true;
-    case Target::Kind::kHost: return host;
-    case Target::Kind::kDevice: return same_device(device, target.device);
-    case Target::Kind::kMemory: return same_memory(memory, target.memory);
-  }
-  return false;
-}
 
 // The memory a copy for `target` goes to.
 const OrtMemoryInfo* destination(const Tensor& t, const Target& target) {
@@ -37,8 +27,8 @@ std::string describe_target(const Target& target) {
   switch (target.kind) {
     case Target::Kind::kAnywhere: return "where it is";
     case Target::Kind::kHost: return "host memory";
-    case Target::Kind::kDevice: return describe(target.device);
-    case Target::Kind::kMemory: return describe(target.memory);
+    case Target::Kind::kDevice: return describe_device(target.device);
+    case Target::Kind::kMemory: return describe_memory(target.memory);
   }
   return "?";
 }
@@ -48,7 +38,7 @@ std::string describe_target(const Target& target) {
 bool is_at(const Tensor& t, const Target& target) {
   if (target.kind == Target::Kind::kAnywhere) return true;
   if (target.kind == Target::Kind::kHost) return t.host_accessible();
-  if (target.kind == Target::Kind::kMemory) return same_memory(t.memory_info(), target.memory);
+  if (target.kind == Target::Kind::kMemory) return detail::same_memory(t.memory_info(), target.memory);
   // Memory no DLPack device maps is on no DLPack device (a mapping registered since is looked up).
   if (!t.has_device()) {
     try {
@@ -66,24 +56,24 @@ bool copies(const Tensor& t, const Target& target, CopyMode copy, const char* wh
   if (copy == CopyMode::kAlways) return true;
   if (is_at(t, target)) return false;
   if (copy == CopyMode::kNever) {
-    throw Error(ErrorKind::kCopyRequired, std::string(what) + ": the tensor is in " + describe(t.memory_info()) +
+    throw Error(ErrorKind::kCopyRequired, std::string(what) + ": the tensor is in " + describe_memory(t.memory_info()) +
                                               "; " + describe_target(target) + " needs a copy (copy=False)");
   }
   return true;
 }
 
-Placed place(const Tensor& t, const Target& target, CopyMode copy, const char* what, OrtSyncStream* stream) {
+Placed place(const Tensor& t, const Target& target, CopyMode copy, const char* what, OrtSyncStream* stream,
+             CopyRunner run_copy) {
   if (!copies(t, target, copy, what)) return {t, false};
-  return {to(t, is_at(t, target) ? t.memory_info() : destination(t, target), stream), true};
-}
-
-CopyMode import_copy_mode(CopyMode copy, bool producer_copied, DLDevice source, const Target& target) {
-  if (copy != CopyMode::kAlways) return copy;
-  if (producer_copied) return CopyMode::kIfNeeded;
-  if (target.kind == Target::Kind::kAnywhere) return copy;
-  const OrtMemoryInfo* memory = memory_info(source);
-  const bool moves = !memory_is_at(memory, source, host_accessible(memory), target);
-  return moves ? CopyMode::kIfNeeded : copy;
+  const OrtMemoryInfo* memory = is_at(t, target) ? t.memory_info() : destination(t, target);
+  Placed placed{Tensor(), true};
+  const std::function<void()> make = [&] { placed.tensor = to(t, memory, stream); };
+  if (run_copy != nullptr) {
+    run_copy(make);
+  } else {
+    make();
+  }
+  return placed;
 }
 
 }  // namespace ortdlpack

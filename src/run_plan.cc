@@ -1,27 +1,20 @@
-#include "ortdlpack/run_plan.h"
+#include "run_plan.h"
 
 #include <string>
 #include <utility>
 
+#include "ort.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
-#include "ortdlpack/ep_library.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/stream.h"
 #include "ortdlpack/transfer.h"
-#include "tensor_meta.h"
 
 namespace ortdlpack {
 namespace {
 
 [[noreturn]] void invalid(const std::string& message) { throw Error(ErrorKind::kInvalidArgument, "run: " + message); }
-
-OrtAllocator* default_allocator() {
-  OrtAllocator* allocator = nullptr;
-  check(ort().GetAllocatorWithDefaultOptions(&allocator));
-  return allocator;
-}
 
 std::string shape_string(const int64_t* shape, size_t ndim, const std::vector<std::string>* names = nullptr) {
   std::string s = "[";
@@ -36,8 +29,8 @@ std::string shape_string(const int64_t* shape, size_t ndim, const std::vector<st
   return s + "]";
 }
 
-std::string tensor_string(const detail::TensorMeta& m) {
-  return std::string(dtype_name(m.type)) + shape_string(m.shape, m.ndim);
+std::string tensor_string(const Tensor& t) {
+  return std::string(dtype_name(t.element_type())) + shape_string(t.shape().data(), t.shape().size());
 }
 
 // --- SessionInfo from ORT ----------------------------------------------------------------------------------------
@@ -76,7 +69,7 @@ using GetMemory = OrtStatus*(ORT_API_CALL*)(const OrtSession*, const OrtMemoryIn
 std::vector<IoInfo> read_ios(const OrtSession* session, size_t count, GetName get_name, GetTypeInfo get_type,
                              GetMemory get_memory) {
   const OrtApi& api = ort();
-  OrtAllocator* allocator = default_allocator();
+  OrtAllocator* allocator = detail::default_allocator();
   std::vector<IoInfo> ios(count);
   for (size_t i = 0; i < count; ++i) {
     char* name = nullptr;
@@ -90,64 +83,15 @@ std::vector<IoInfo> read_ios(const OrtSession* session, size_t count, GetName ge
   // Where the session's EPs want the inputs / produce the outputs. Unknown (NULL) is allowed: treated as host.
   std::vector<const OrtMemoryInfo*> memory(count, nullptr);
   if (count != 0) {
-    if (OrtStatus* status = get_memory(session, memory.data(), count)) {
-      api.ReleaseStatus(status);
-      memory.assign(count, nullptr);
-    }
+    if (detail::failed(get_memory(session, memory.data(), count))) memory.assign(count, nullptr);
   }
   for (size_t i = 0; i < count; ++i) ios[i].memory = memory[i];
   return ios;
 }
 
-// --- SessionInfo from declarations -------------------------------------------------------------------------------
-
-// The OrtMemoryInfo the fields describe, or NULL when neither ORT nor an EP device of the env knows the name.
-// ORT maps its built-in allocator names ("Cpu", "Cuda", "CudaPinned", ...) to devices itself (CreateMemoryInfo);
-// a plugin EP's memory is found among the env's EP devices by name, vendor and memory type, which gives its device
-// type for CreateMemoryInfo_V2.
-std::shared_ptr<OrtMemoryInfo> resolve(const IoDeclaration::Memory& m) {
-  const OrtApi& api = ort();
-  OrtMemoryInfo* info = nullptr;
-  if (OrtStatus* status = api.CreateMemoryInfo(m.name.c_str(), m.allocator_type, m.device_id, m.mem_type, &info)) {
-    api.ReleaseStatus(status);
-    info = nullptr;
-  }
-  if (info == nullptr) {
-    const OrtEpDevice* const* devices = nullptr;
-    size_t count = 0;
-    check(api.GetEpDevices(env(), &devices, &count));
-    for (size_t i = 0; i < count && info == nullptr; ++i) {
-      const OrtMemoryInfo* ep_memory = api.EpDevice_MemoryInfo(devices[i], m.device_mem_type);
-      if (ep_memory == nullptr) continue;
-      const char* name = nullptr;
-      check(api.MemoryInfoGetName(ep_memory, &name));
-      if (m.name != name || api.MemoryInfoGetVendorId(ep_memory) != m.vendor_id) continue;
-      OrtMemoryInfoDeviceType device_type = OrtMemoryInfoDeviceType_CPU;
-      api.MemoryInfoGetDeviceType(ep_memory, &device_type);
-      check(api.CreateMemoryInfo_V2(m.name.c_str(), device_type, m.vendor_id, m.device_id, m.device_mem_type, 0,
-                                    m.allocator_type, &info));
-    }
-  }
-  return std::shared_ptr<OrtMemoryInfo>(info, Releaser<OrtMemoryInfo>{});
-}
-
-IoInfo from_declaration(const IoDeclaration& d) {
-  IoInfo io;
-  io.name = d.name;
-  const std::string prefix = "tensor(";
-  io.is_tensor = d.type.size() > prefix.size() && d.type.compare(0, prefix.size(), prefix) == 0 && d.type.back() == ')';
-  if (!io.is_tensor) return io;
-  io.element_type = dtype_from_onnx_name(d.type.substr(prefix.size(), d.type.size() - prefix.size() - 1));
-  io.has_shape = d.shape.has_value();
-  if (io.has_shape) io.shape = *d.shape;
-  io.dim_names = d.dim_names;
-  io.dim_names.resize(io.shape.size());
-  return io;
-}
-
 // --- checks ------------------------------------------------------------------------------------------------------
 
-std::string names_of(const std::vector<IoInfo>& ios) {
+std::string quoted_names(const std::vector<IoInfo>& ios) {
   std::string s;
   for (const IoInfo& io : ios) s += (s.empty() ? "'" : ", '") + io.name + "'";
   return s.empty() ? "(none)" : s;
@@ -160,48 +104,21 @@ void check_against(const Tensor& tensor, const IoInfo& io, const char* role) {
     invalid(std::string(role) + " '" + io.name + "' is not a tensor in the model (sequences, maps and optionals "
                                                  "cannot be bound from DLPack)");
   }
-  const detail::TensorMeta meta(tensor.ort_value());
   const auto mismatch = [&](const std::string& what) {
-    invalid(std::string(role) + " '" + io.name + "': " + what + ": the model expects " + io.describe() + ", got " +
-            tensor_string(meta));
+    invalid(std::string(role) + " '" + io.name + "': " + what + ": the model expects " + io.type_string() + ", got " +
+            tensor_string(tensor));
   };
-  if (meta.type != io.element_type) mismatch("element type mismatch");
+  if (tensor.element_type() != io.element_type) mismatch("element type mismatch");
   if (!io.has_shape) return;
-  if (meta.ndim != io.shape.size()) mismatch("rank mismatch");
-  for (size_t i = 0; i < meta.ndim; ++i) {
-    if (io.shape[i] >= 0 && meta.shape[i] != io.shape[i]) mismatch("dimension " + std::to_string(i) + " mismatch");
+  const ShapeView shape = tensor.shape();
+  if (shape.size() != io.shape.size()) mismatch("rank mismatch");
+  for (size_t i = 0; i < shape.size(); ++i) {
+    if (io.shape[i] >= 0 && shape[i] != io.shape[i]) mismatch("dimension " + std::to_string(i) + " mismatch");
   }
-}
-
-bool plain_cpu(const OrtMemoryInfo* m) {
-  OrtMemoryInfoDeviceType type = OrtMemoryInfoDeviceType_CPU;
-  ort().MemoryInfoGetDeviceType(m, &type);
-  return type == OrtMemoryInfoDeviceType_CPU;
 }
 
 std::string produced_in(const IoInfo& io) {
-  return io.memory != nullptr ? describe(io.memory) : std::string("host memory");
-}
-
-// Element types every array library has (what a host-only binding such as numpy can carry).
-bool common_type(ONNXTensorElementDataType type) {
-  switch (type) {
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
-    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
-      return true;
-    default:
-      return false;
-  }
+  return io.memory != nullptr ? describe_memory(io.memory) : std::string("host memory");
 }
 
 // The memories (DEFAULT and HOST_ACCESSIBLE) of EP devices.
@@ -215,9 +132,107 @@ std::vector<const OrtMemoryInfo*> memories_of(const std::vector<const OrtEpDevic
   return out;
 }
 
+// --- the steps of plan_run ---------------------------------------------------------------------------------------
+
+// Each model input exactly once, matching its declaration.
+void plan_inputs(const SessionInfo& info, const Feeds& feeds, RunPlan& plan) {
+  const std::vector<IoInfo>& inputs = info.inputs();
+  std::vector<char> fed(inputs.size(), 0);
+  plan.inputs.reserve(feeds.size());
+  for (const auto& [name, tensor] : feeds) {
+    const int i = info.input_index(name);
+    if (i < 0) invalid("unknown input '" + name + "' (the model's inputs are " + quoted_names(inputs) + ")");
+    if (fed[i]) invalid("input '" + name + "' is fed twice");
+    fed[i] = 1;
+    check_against(tensor, inputs[i], "input");
+    plan.inputs.push_back(RunPlan::Input{i, tensor, Tensor()});
+  }
+  std::string missing;
+  for (size_t i = 0; i < inputs.size(); ++i) {
+    if (!fed[i]) missing += (missing.empty() ? "'" : ", '") + inputs[i].name + "' (" + inputs[i].type_string() + ")";
+  }
+  if (!missing.empty()) invalid("missing input " + missing);
+}
+
+// The requested outputs: known, distinct names (none: every output, in model order).
+void plan_outputs(const SessionInfo& info, const std::vector<std::string>& output_names, RunPlan& plan) {
+  const std::vector<IoInfo>& outputs = info.outputs();
+  if (output_names.empty()) {
+    for (size_t i = 0; i < outputs.size(); ++i) plan.outputs.push_back(RunPlan::Output{static_cast<int>(i), Tensor(), nullptr});
+    return;
+  }
+  std::vector<char> requested(outputs.size(), 0);
+  for (const std::string& name : output_names) {
+    const int i = info.output_index(name);
+    if (i < 0) invalid("unknown output '" + name + "' (the model's outputs are " + quoted_names(outputs) + ")");
+    if (requested[i]) invalid("output '" + name + "' is requested twice");
+    requested[i] = 1;
+    plan.outputs.push_back(RunPlan::Output{i, Tensor(), nullptr});
+  }
+}
+
+// Destinations: only for requested outputs, matching their declaration, writable, in memory the session writes.
+void plan_destinations(const SessionInfo& info, const RunOptions& options, RunPlan& plan) {
+  const std::vector<IoInfo>& outputs = info.outputs();
+  for (const auto& [name, tensor] : options.destinations) {
+    const int i = info.output_index(name);
+    if (i < 0) {
+      invalid("destination for unknown output '" + name + "' (the model's outputs are " + quoted_names(outputs) + ")");
+    }
+    RunPlan::Output* out = nullptr;
+    for (RunPlan::Output& o : plan.outputs) {
+      if (o.index == i) out = &o;
+    }
+    if (out == nullptr) invalid("destination for output '" + name + "', which is not requested");
+    if (out->destination) invalid("output '" + name + "' has two destinations");
+    check_against(tensor, outputs[i], "output destination");
+    if (tensor.read_only()) invalid("output destination '" + name + "' is read-only: ORT would write into it");
+    const OrtMemoryInfo* memory = tensor.memory_info();
+    if (!info.writes(outputs[i], memory)) {
+      throw Error(ErrorKind::kUnsupported, "run: output destination '" + name + "' is in " + describe_memory(memory) +
+                                               ", which the session cannot write: it produces '" + name + "' in " +
+                                               produced_in(outputs[i]) + " and has no execution provider on that "
+                                               "device (a destination is never copied)");
+    }
+    out->destination = tensor;
+  }
+}
+
+// Where outputs without a destination are allocated: options.output_memory / output_device, else where the session
+// produces them, else the host.
+void plan_allocation(const SessionInfo& info, const RunOptions& options, RunPlan& plan) {
+  if (options.output_memory != nullptr && options.output_device.has_value()) {
+    invalid("RunOptions: set output_memory or output_device, not both");
+  }
+  const OrtMemoryInfo* requested = options.output_memory ? options.output_memory
+                                   : options.output_device ? memory_info(*options.output_device)
+                                                           : nullptr;
+  for (RunPlan::Output& out : plan.outputs) {
+    if (out.destination) continue;
+    const IoInfo& io = info.outputs()[static_cast<size_t>(out.index)];
+    if (requested != nullptr && !info.writes(io, requested)) {
+      invalid("output '" + io.name + "' cannot be placed in " + describe_memory(requested) +
+              ": the session produces it in " + produced_in(io) + " and has no execution provider on that device");
+    }
+    out.memory = requested ? requested : io.memory ? io.memory : memory_info(DLDevice{kDLCPU, 0});
+  }
+}
+
+// Staging: a host session cannot read device memory, and ORT does not copy such a feed itself: it hands the device
+// pointer to a CPU kernel (seen with ORT 1.29 and a plugin EP's memory). Such feeds are copied to the host through
+// the env's data transfer; every other feed is bound where it is.
+void plan_staging(const SessionInfo& info, RunPlan& plan) {
+  for (RunPlan::Input& in : plan.inputs) {
+    const IoInfo& io = info.inputs()[static_cast<size_t>(in.index)];
+    if ((io.memory == nullptr || host_accessible(io.memory)) && !in.feed.host_accessible()) {
+      in.staged = to(in.feed, memory_info(DLDevice{kDLCPU, 0}));
+    }
+  }
+}
+
 }  // namespace
 
-std::string IoInfo::describe() const {
+std::string IoInfo::type_string() const {
   if (!is_tensor) return "a non-tensor value";
   return std::string(dtype_name(element_type)) + (has_shape ? shape_string(shape.data(), shape.size(), &dim_names)
                                                             : std::string("[any shape]"));
@@ -236,39 +251,19 @@ SessionInfo::SessionInfo(const OrtSession* session, const std::vector<const OrtE
                       api.SessionGetMemoryInfoForOutputs);
 }
 
-SessionInfo::SessionInfo(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
-                         const std::vector<std::string>& providers)
-    : cpu_only_(providers == std::vector<std::string>{"CPUExecutionProvider"}) {
-  std::vector<const OrtEpDevice*> mine;
-  for (const std::string& p : providers) {
-    if (ships_with_ort(p)) {
-      try {
-        ensure_ep(p);  // a library shipped with ORT (CUDA, ...): registered now, once
-      } catch (const Error&) {  // not there: the session's EP keeps its memory to itself, as before
-      }
-    }
-    const std::vector<const OrtEpDevice*> of = ep_devices_of(env(), p);
-    mine.insert(mine.end(), of.begin(), of.end());
-  }
-  ep_memory_ = memories_of(mine);
-  const auto convert = [this](const std::vector<IoDeclaration>& declarations, std::vector<IoInfo>& ios) {
-    for (const IoDeclaration& d : declarations) {
-      ios.push_back(from_declaration(d));
-      if (!d.memory) continue;
-      std::shared_ptr<OrtMemoryInfo> memory = resolve(*d.memory);
-      ios.back().memory = memory.get();
-      if (memory) owned_memory_.push_back(std::move(memory));
-    }
-  };
-  convert(inputs, inputs_);
-  convert(outputs, outputs_);
-}
+SessionInfo::SessionInfo(std::vector<IoInfo> inputs, std::vector<IoInfo> outputs,
+                         const std::vector<const OrtEpDevice*>& ep_devices,
+                         std::vector<std::shared_ptr<OrtMemoryInfo>> owned)
+    : inputs_(std::move(inputs)),
+      outputs_(std::move(outputs)),
+      ep_memory_(memories_of(ep_devices)),
+      owned_memory_(std::move(owned)) {}
 
 bool SessionInfo::writes(const IoInfo& io, const OrtMemoryInfo* memory) const {
   if (host_accessible(memory)) return true;
-  if (io.memory != nullptr && same_memory(io.memory, memory)) return true;
+  if (io.memory != nullptr && detail::same_memory(io.memory, memory)) return true;
   for (const OrtMemoryInfo* m : ep_memory_) {
-    if (same_memory(m, memory)) return true;
+    if (detail::same_memory(m, memory)) return true;
   }
   return false;
 }
@@ -289,95 +284,12 @@ int SessionInfo::output_index(const std::string& name) const noexcept {
 
 RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
                  const RunOptions& options) {
-  const std::vector<IoInfo>& inputs = info.inputs();
-  const std::vector<IoInfo>& outputs = info.outputs();
-  const OrtMemoryInfo* const cpu = memory_info(DLDevice{kDLCPU, 0});
   RunPlan plan;
-  bool host_only = true;
-
-  // --- inputs: each model input exactly once, matching its declaration.
-  std::vector<char> fed(inputs.size(), 0);
-  plan.inputs.reserve(feeds.size());
-  for (const auto& [name, tensor] : feeds) {
-    const int i = info.input_index(name);
-    if (i < 0) invalid("unknown input '" + name + "' (the model's inputs are " + names_of(inputs) + ")");
-    if (fed[i]) invalid("input '" + name + "' is fed twice");
-    fed[i] = 1;
-    check_against(tensor, inputs[i], "input");
-    plan.inputs.push_back(RunPlan::Input{i, tensor, Tensor()});
-  }
-  std::string missing;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!fed[i]) missing += (missing.empty() ? "'" : ", '") + inputs[i].name + "' (" + inputs[i].describe() + ")";
-  }
-  if (!missing.empty()) invalid("missing input " + missing);
-
-  // --- outputs: known, distinct names; destinations only for requested outputs.
-  if (output_names.empty()) {
-    for (size_t i = 0; i < outputs.size(); ++i) plan.outputs.push_back(RunPlan::Output{static_cast<int>(i), Tensor(), nullptr});
-  } else {
-    std::vector<char> requested(outputs.size(), 0);
-    for (const std::string& name : output_names) {
-      const int i = info.output_index(name);
-      if (i < 0) invalid("unknown output '" + name + "' (the model's outputs are " + names_of(outputs) + ")");
-      if (requested[i]) invalid("output '" + name + "' is requested twice");
-      requested[i] = 1;
-      plan.outputs.push_back(RunPlan::Output{i, Tensor(), nullptr});
-    }
-  }
-  for (const auto& [name, tensor] : options.destinations) {
-    const int i = info.output_index(name);
-    if (i < 0) invalid("destination for unknown output '" + name + "' (the model's outputs are " + names_of(outputs) + ")");
-    RunPlan::Output* out = nullptr;
-    for (RunPlan::Output& o : plan.outputs) {
-      if (o.index == i) out = &o;
-    }
-    if (out == nullptr) invalid("destination for output '" + name + "', which is not requested");
-    if (out->destination) invalid("output '" + name + "' has two destinations");
-    check_against(tensor, outputs[i], "output destination");
-    if (tensor.read_only()) invalid("output destination '" + name + "' is read-only: ORT would write into it");
-    const OrtMemoryInfo* memory = tensor.memory_info();
-    if (!info.writes(outputs[i], memory)) {
-      throw Error(ErrorKind::kUnsupported, "run: output destination '" + name + "' is in " + describe(memory) +
-                                               ", which the session cannot write: it produces '" + name + "' in " +
-                                               produced_in(outputs[i]) + " and has no execution provider on that "
-                                               "device (a destination is never copied)");
-    }
-    out->destination = tensor;
-    host_only = false;
-  }
-
-  // --- where outputs without a destination are allocated.
-  if (options.output_memory != nullptr && options.output_device.has_value()) {
-    invalid("RunOptions: set output_memory or output_device, not both");
-  }
-  const OrtMemoryInfo* requested = options.output_memory ? options.output_memory
-                                   : options.output_device ? memory_info(*options.output_device)
-                                                           : nullptr;
-  for (RunPlan::Output& out : plan.outputs) {
-    if (out.destination) continue;
-    const IoInfo& io = outputs[static_cast<size_t>(out.index)];
-    if (requested != nullptr && !info.writes(io, requested)) {
-      invalid("output '" + io.name + "' cannot be placed in " + describe(requested) + ": the session produces it in " +
-              produced_in(io) + " and has no execution provider on that device");
-    }
-    out.memory = requested ? requested : io.memory ? io.memory : cpu;
-    host_only = host_only && plain_cpu(out.memory) && io.is_tensor && common_type(io.element_type);
-  }
-
-  // --- staging: a host session cannot read device memory, and ORT does not copy such a feed itself: it hands the
-  // device pointer to a CPU kernel (seen with ORT 1.29 and a plugin EP's memory). Such feeds are copied to the host
-  // through the env's data transfer; every other feed is bound where it is.
-  for (RunPlan::Input& in : plan.inputs) {
-    const IoInfo& io = inputs[static_cast<size_t>(in.index)];
-    const OrtMemoryInfo* memory = in.feed.memory_info();
-    if ((io.memory == nullptr || host_accessible(io.memory)) && !host_accessible(memory)) {
-      in.staged = to(in.feed, cpu);
-      memory = cpu;
-    }
-    host_only = host_only && plain_cpu(memory) && common_type(io.element_type);
-  }
-  plan.host_only = host_only;
+  plan_inputs(info, feeds, plan);
+  plan_outputs(info, output_names, plan);
+  plan_destinations(info, options, plan);
+  plan_allocation(info, options, plan);
+  plan_staging(info, plan);  // last: the one copy a run may make, only once everything else was checked
   return plan;
 }
 

@@ -7,9 +7,11 @@
 #include <mutex>
 #include <string>
 
+#include "ep_library.h"
+#include "ep_table.h"
+#include "ort.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
-#include "ortdlpack/ep_library.h"
 #include "ortdlpack/error.h"
 
 namespace ortdlpack {
@@ -90,16 +92,13 @@ std::vector<Entry*>& entries() {
 }
 
 bool listed(const OrtEpDevice* dev) {
-  const OrtEpDevice* const* all = nullptr;
-  size_t n = 0;
-  check(ort().GetEpDevices(env(), &all, &n));
-  for (size_t i = 0; i < n; ++i) {
-    if (all[i] == dev) return true;
+  for (const OrtEpDevice* d : detail::env_ep_devices()) {
+    if (d == dev) return true;
   }
   return false;
 }
 
-Backend backend_of(const OrtEpDevice* dev, uint32_t vendor) {
+Backend backend_of(const OrtEpDevice* dev, const OrtMemoryInfo* memory) {
   Backend b;
   if (const OrtKeyValuePairs* md = ort().EpDevice_EpMetadata(dev)) {
     if (const char* path = ort().GetKeyValue(md, "library_path")) {
@@ -110,7 +109,8 @@ Backend backend_of(const OrtEpDevice* dev, uint32_t vendor) {
       }
     }
   }
-  if (!b && vendor == kVendorNvidia && cuda_runtime() != nullptr) {
+  const detail::EpRow* owner = detail::owner_of(detail::memory_fields(memory));
+  if (!b && owner != nullptr && owner->streams == detail::StreamBackend::kCudaRuntime && cuda_runtime() != nullptr) {
     b.wait = &cuda_wait;
     b.sync = &cuda_sync;
   }
@@ -138,43 +138,30 @@ Entry* find(const OrtMemoryInfo* memory) {
     all.erase(all.begin() + static_cast<std::ptrdiff_t>(i));
     break;
   }
-  // The EP may ship inside the ORT package, unregistered (ep_library.h): registered once, then looked up.
-  for (int attempt = 0; attempt < 2; ++attempt) {
-    if (attempt == 1 && !register_ep_for(memory)) break;
-    if (Entry* e = find_in_env(type, vendor, id, all)) return e->stream != nullptr ? e : nullptr;
-  }
+  // Lookups register nothing (ep_library.h): an EP not in the env yet has no stream until an entry point registers it.
+  if (Entry* e = find_in_env(type, vendor, id, all)) return e->stream != nullptr ? e : nullptr;
   return nullptr;  // no EP device for this memory (yet): nothing cached, looked up again next time
 }
 
 // A new entry for the env's EP device whose DEFAULT memory is (type, vendor, id), appended to `all`; NULL if none.
 Entry* find_in_env(OrtMemoryInfoDeviceType type, uint32_t vendor, int id, std::vector<Entry*>& all) {
   const OrtApi& api = ort();
-  const OrtEpDevice* const* devs = nullptr;
-  size_t n = 0;
-  check(api.GetEpDevices(env(), &devs, &n));
-  for (size_t i = 0; i < n; ++i) {
-    const OrtMemoryInfo* m = api.EpDevice_MemoryInfo(devs[i], OrtDeviceMemoryType_DEFAULT);
+  for (const OrtEpDevice* dev : detail::env_ep_devices()) {
+    const OrtMemoryInfo* m = detail::default_memory(dev);
     if (m == nullptr) continue;
-    OrtMemoryInfoDeviceType t{};
-    api.MemoryInfoGetDeviceType(m, &t);
-    int mid = 0;
-    if (OrtStatus* st = api.MemoryInfoGetId(m, &mid)) {
-      api.ReleaseStatus(st);
-      continue;
-    }
-    if (t != type || api.MemoryInfoGetVendorId(m) != vendor || mid != id) continue;
+    const detail::MemoryFields f = detail::memory_fields(m);
+    if (f.device_type != type || f.vendor_id != vendor || f.device_id != id) continue;
     auto entry = std::make_unique<Entry>();
     entry->type = type;
     entry->vendor = vendor;
     entry->id = id;
-    entry->ep_device = devs[i];
+    entry->ep_device = dev;
     entry->stream = nullptr;
     entry->handle = nullptr;
-    entry->backend = backend_of(devs[i], vendor);
+    entry->backend = backend_of(dev, m);
     if (entry->backend) {
-      if (OrtStatus* st = api.CreateSyncStreamForEpDevice(devs[i], nullptr, &entry->stream)) {
-        api.ReleaseStatus(st);  // not stream-aware: no stream, synchronous copies
-        entry->stream = nullptr;
+      if (detail::failed(api.CreateSyncStreamForEpDevice(dev, nullptr, &entry->stream))) {
+        entry->stream = nullptr;  // not stream-aware: no stream, synchronous copies
       } else {
         entry->handle = api.SyncStream_GetHandle(entry->stream);
       }
@@ -213,6 +200,7 @@ uintptr_t consumer_stream(DLDevice device) {
   } catch (const Error&) {
     return 0;  // a device ORT cannot hold: the import reports it
   }
+  detail::ensure_ep_for(memory);  // an import entry point: the EP owning the memory brings the stream
   Entry* e = find(memory);
   if (e == nullptr) return 0;
   e->pending = true;
@@ -252,11 +240,12 @@ void order_for_consumer(const Tensor& tensor, std::optional<int64_t> consumer) {
 }
 
 void check_caller_stream(const CallerStream& s) {
-  if (s.handle == 0 && (s.memory == nullptr || ort().MemoryInfoGetVendorId(s.memory) != kVendorNvidia)) {
+  const detail::EpRow* owner = s.memory != nullptr ? detail::owner_of(detail::memory_fields(s.memory)) : nullptr;
+  if (s.handle == 0 && (owner == nullptr || !owner->zero_is_default_stream)) {
     throw Error(ErrorKind::kInvalidArgument, "stream: a stream handle is needed (0 is only CUDA's default stream)");
   }
   if (find(s.memory) == nullptr) {
-    throw Error(ErrorKind::kInvalidArgument, "stream: " + (s.memory ? describe(s.memory) : std::string("host memory")) +
+    throw Error(ErrorKind::kInvalidArgument, "stream: " + (s.memory ? describe_memory(s.memory) : std::string("host memory")) +
                                                  " has no streams ortdlpack can wait for");
   }
 }

@@ -5,47 +5,31 @@
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/handle.h"
-#include "tensor_meta.h"
 
 namespace ortdlpack {
-
-namespace detail {
-
-TensorMeta::TensorMeta(const OrtValue* value) {
-  const OrtApi& api = ort();
-#if ORT_API_VERSION >= 24  // built against ORT 1.23 headers: only the slow path exists
-  if (ort_api_version() >= 24) {
-    check(api.GetTensorElementTypeAndShapeDataReference(value, &type, &shape, &ndim));
-    return;
-  }
-#endif
-  OrtTensorTypeAndShapeInfo* raw = nullptr;
-  check(api.GetTensorTypeAndShape(value, &raw));
-  const Owned<OrtTensorTypeAndShapeInfo> info(raw);
-  check(api.GetTensorElementType(info.get(), &type));
-  check(api.GetDimensionsCount(info.get(), &ndim));
-  owned.resize(ndim);
-  check(api.GetDimensions(info.get(), owned.data(), ndim));
-  shape = owned.data();
-}
-
-size_t TensorMeta::element_count() const {
-  size_t n = 1;
-  for (size_t i = 0; i < ndim; ++i) n *= static_cast<size_t>(shape[i]);
-  return n;
-}
-
-}  // namespace detail
 
 // Everything ORT can tell about the tensor, read once: the value never changes type, shape, data or memory.
 Tensor::Owner::Owner(OrtValue* v, bool ro) : read_only(ro) {
   const OrtApi& api = ort();
-  detail::TensorMeta meta(v);
-  type = meta.type;
-  ndim = meta.ndim;
-  owned_dims = std::move(meta.owned);
-  dims = owned_dims.empty() ? meta.shape : owned_dims.data();
-  count = meta.element_count();
+  bool read = false;
+#if ORT_API_VERSION >= 24  // built against ORT 1.23 headers: only the slower path exists
+  if (ort_api_version() >= 24) {
+    check(api.GetTensorElementTypeAndShapeDataReference(v, &type, &dims, &ndim));  // ORT's storage, no allocation
+    read = true;
+  }
+#endif
+  if (!read) {
+    OrtTensorTypeAndShapeInfo* raw = nullptr;
+    check(api.GetTensorTypeAndShape(v, &raw));
+    const Owned<OrtTensorTypeAndShapeInfo> info(raw);
+    check(api.GetTensorElementType(info.get(), &type));
+    check(api.GetDimensionsCount(info.get(), &ndim));
+    owned_dims.resize(ndim);
+    check(api.GetDimensions(info.get(), owned_dims.data(), ndim));
+    dims = owned_dims.data();
+  }
+  count = 1;
+  for (size_t i = 0; i < ndim; ++i) count *= static_cast<size_t>(dims[i]);
   try {
     bytes = storage_bytes(type, count);
   } catch (const Error&) {

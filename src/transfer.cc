@@ -3,21 +3,16 @@
 #include <cstring>
 #include <string>
 
+#include "ep_library.h"
+#include "ort.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
-#include "ortdlpack/ep_library.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/stream.h"
 
 namespace ortdlpack {
 namespace {
-
-bool is_cpu(const OrtMemoryInfo* info) {
-  OrtMemoryInfoDeviceType type{};
-  ort().MemoryInfoGetDeviceType(info, &type);
-  return type == OrtMemoryInfoDeviceType_CPU && ort().MemoryInfoGetDeviceMemType(info) == OrtDeviceMemoryType_DEFAULT;
-}
 
 void check_pair(const Tensor& src, const Tensor& dst, size_t i) {
   if (!src || !dst) throw Error(ErrorKind::kInvalidArgument, "copy: tensor " + std::to_string(i) + " is empty");
@@ -42,34 +37,24 @@ void copy_through_env(const std::vector<const OrtValue*>& src, const std::vector
     batch_src.clear();
     batch_dst.clear();
     for (size_t i = head; i < src.size(); ++i) {
-      if (done[i] || !same_memory(src_mem[i], src_mem[head]) || !same_memory(dst_mem[i], dst_mem[head])) continue;
+      if (done[i] || !detail::same_memory(src_mem[i], src_mem[head]) || !detail::same_memory(dst_mem[i], dst_mem[head])) {
+        continue;
+      }
       batch_src.push_back(src[i]);
       batch_dst.push_back(dst[i]);
       done[i] = true;
     }
     // On ortdlpack's stream of the device (stream.h): after the producers' and ortdlpack's pending work there, and
     // complete on return when the destination is host memory.
+    // The EPs serving both memories are registered first (the explicit step, ep_library.h).
+    detail::ensure_ep_for(src_mem[head]);
+    detail::ensure_ep_for(dst_mem[head]);
     OrtStatus* status = nullptr;
-    const auto copy_batch = [&] {
-      ordered_copy(src_mem[head], dst_mem[head], stream, [&](OrtSyncStream* used) {
-        status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), used, batch_src.size());
-      });
-    };
-    copy_batch();
-    // No data transfer yet for a device whose EP ships with ORT unregistered: register it and try once more.
-    if (status != nullptr && (register_ep_for(src_mem[head]) || register_ep_for(dst_mem[head]))) {
-      ort().ReleaseStatus(status);
-      status = nullptr;
-      copy_batch();
-    }
-    if (status != nullptr) {
-      const std::string what = "copy from " + describe(src_mem[head]) + " to " + describe(dst_mem[head]) + " failed: ";
-      try {
-        check(status);
-      } catch (const Error& e) {
-        throw Error(e.kind(), what + e.what());
-      }
-    }
+    ordered_copy(src_mem[head], dst_mem[head], stream, [&](OrtSyncStream* used) {
+      status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), used, batch_src.size());
+    });
+    detail::check(status, "copy from " + describe_memory(src_mem[head]) + " to " + describe_memory(dst_mem[head]) +
+                              " failed");
   }
 }
 
@@ -85,13 +70,12 @@ Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shap
   to_dlpack_dtype(type);  // rejects element types ortdlpack cannot exchange
   const OrtApi& api = ort();
   OrtAllocator* allocator = nullptr;
-  if (is_cpu(memory)) {
-    check(api.GetAllocatorWithDefaultOptions(&allocator));
+  if (detail::is_cpu_memory(memory)) {
+    allocator = detail::default_allocator();
   } else {
+    detail::ensure_ep_for(memory);  // the EP owning this memory may ship unregistered (onnxruntime-gpu's CUDA EP)
     check(api.GetSharedAllocator(env(), memory, &allocator));
-    // The EP owning this memory may ship with ORT unregistered (onnxruntime-gpu's CUDA EP): register it, once.
-    if (allocator == nullptr && register_ep_for(memory)) check(api.GetSharedAllocator(env(), memory, &allocator));
-    if (allocator == nullptr) throw Error(ErrorKind::kUnsupported, "allocate: " + missing_ep_message(memory));
+    if (allocator == nullptr) throw Error(ErrorKind::kUnsupported, "allocate: " + detail::missing_ep_message(memory));
   }
   OrtValue* value = nullptr;
   check(api.CreateTensorAsOrtValue(allocator, shape.data(), shape.size(), type, &value));
@@ -99,7 +83,7 @@ Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shap
   // ORT does not treat a NULL from a plugin allocator as a failure: the tensor would point at nothing.
   if (tensor.data() == nullptr && tensor.byte_size() != 0) {
     throw Error(ErrorKind::kRuntime, "allocation of " + std::to_string(tensor.byte_size()) + " bytes on " +
-                                         describe(memory) + " failed");
+                                         describe_memory(memory) + " failed");
   }
   return tensor;
 }

@@ -11,9 +11,13 @@
 // exports it again, and ortdlpack refuses to bind such a tensor as a session output. ORT never writes a session
 // input, so a read-only tensor is safe to feed.
 //
-// Ownership: on success the result owns `managed` (when the import copied, the deleter has already run); on
-// failure the caller still owns it. Every field is validated first (error.h: kInvalidArgument for malformed
-// fields, kUnsupported for what ORT cannot hold).
+// Placement (placement.h): the result is then placed at ImportOptions::target under ImportOptions::copy, in the
+// same call — the one import protocol every binding uses. copy=kAlways makes exactly one copy: none more when the
+// placement moves the tensor anyway, none at all when the producer says it copied already (IS_COPIED).
+//
+// Ownership: on success the result owns `managed` (when the import copied, the deleter has already run or runs
+// once the copy no longer reads the source); on failure the caller still owns it. Every field is validated first
+// (error.h: kInvalidArgument for malformed fields, kUnsupported for what ORT cannot hold).
 #pragma once
 
 #include <dlpack/dlpack.h>
@@ -24,24 +28,23 @@
 namespace ortdlpack {
 
 struct ImportOptions {
-  CopyMode copy = CopyMode::kNever;  // placement.h; kAlways: a fresh compact copy on the same device
+  CopyMode copy = CopyMode::kNever;       // placement.h; kAlways: a fresh compact copy
+  Target target = Target::anywhere();     // where the result must be (placement.h)
   // Import kDLUInt/8 as ONNX bool (the pre-DLPack-1.0 convention for bool, e.g. older ORT exports).
   bool uint8_as_bool = false;
+  // Treat the memory as read-only whatever the flags say: producers whose arrays are immutable by contract but
+  // whose capsules carry no READ_ONLY flag (JAX, TensorFlow).
+  bool read_only = false;
+  CopyRunner run_copy = nullptr;          // runs a copy the import makes (placement.h)
 };
 
 struct Imported {
   Tensor tensor;
-  bool copied = false;
+  bool copied = false;  // the tensor is a fresh copy (IS_COPIED when exported)
 };
 
 Imported from_dlpack(DLManagedTensorVersioned* managed, const ImportOptions& options = {});
 Imported from_dlpack(DLManagedTensor* managed, const ImportOptions& options = {});
-
-// Whether a consumer that reads only plain DLPack tensors reads `t` (with versioned `flags`) correctly as it is:
-// compact row-major, aligned, byte_offset 0, a whole-byte element type ONNX has, writable, in CPU, CUDA or ROCm
-// memory. That is what onnxruntime's own OrtValue.from_dlpack reads: such a tensor is handed to it without an
-// import of ortdlpack's own. Never throws: a malformed tensor is not plain (importing it says why).
-bool is_plain(const DLTensor& t, uint64_t flags = 0) noexcept;
 
 // The largest ndim accepted from outside (numpy's limit).
 inline constexpr int32_t kMaxNdim = 64;

@@ -7,6 +7,8 @@
 #include <dlpack/dlpack.h>
 #include <onnxruntime_c_api.h>
 
+#include <functional>
+
 #include "ortdlpack/tensor.h"
 
 namespace ortdlpack {
@@ -47,18 +49,16 @@ bool is_at(const Tensor& t, const Target& target);
 // copy it needs). Lets a caller prepare for a copy (a binding releases its interpreter lock) only when one comes.
 bool copies(const Tensor& t, const Target& target, CopyMode copy, const char* what);
 
+// How a copy is run when one is made: `run_copy(copy)` calls copy() once. Copies are the one slow step of a
+// placement or an import, so a binding releases its interpreter lock around them (and only around them). nullptr:
+// copy() is called directly.
+using CopyRunner = void (*)(const std::function<void()>& copy);
+
 // `t` where `target` asks, under `copy`: `t` itself when it is there (unless kAlways); otherwise a copy into the
-// target's memory (host memcpy or the env's data transfer, transfer.h), or Error(kCopyRequired) with kNever.
-// `what` names the caller in messages ("from_dlpack", "__dlpack__", "to", "__array__"). `stream` (optional) orders
-// a device copy (transfer.h).
-Placed place(const Tensor& t, const Target& target, CopyMode copy, const char* what, OrtSyncStream* stream = nullptr);
-
-// How an import may copy when the imported tensor is then placed at `target`: a copy the placement makes anyway
-// (the tensor moves) or one the producer made already (IS_COPIED) satisfies copy=True, so the import does not make
-// a second one.
-CopyMode import_copy_mode(CopyMode copy, bool producer_copied, DLDevice source, const Target& target);
-
-// After an import made under import_copy_mode(), what the placement still owes `copy`.
-inline CopyMode placement_copy_mode(CopyMode copy) { return copy == CopyMode::kAlways ? CopyMode::kIfNeeded : copy; }
+// target's memory (host memcpy or the env's data transfer, transfer.h), run through `run_copy`, or
+// Error(kCopyRequired) with kNever. `what` names the caller in messages ("from_dlpack", "__dlpack__", "to",
+// "__array__"). `stream` (optional) orders a device copy (transfer.h).
+Placed place(const Tensor& t, const Target& target, CopyMode copy, const char* what, OrtSyncStream* stream = nullptr,
+             CopyRunner run_copy = nullptr);
 
 }  // namespace ortdlpack

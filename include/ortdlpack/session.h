@@ -6,15 +6,20 @@
 //
 // Inputs are bound where they are when the session can read them there (host memory for the CPU EP; ORT copies
 // host feeds to a device EP itself). A feed in device memory for an input the session reads from the host is copied
-// to the host first through the env's data transfer: ORT would hand the device pointer to a CPU kernel. Outputs are either
-// allocated by the session (on the memory its EP produces them on, or on RunOptions::output_memory) or written into
-// caller-preallocated destinations (RunOptions::destinations), in which case the returned Tensor is that
-// destination: same OrtValue, same data pointer.
+// to the host first through the env's data transfer: ORT would hand the device pointer to a CPU kernel. Outputs are
+// either allocated by the session (on the memory its EP produces them on, or on RunOptions::output_memory) or
+// written into caller-preallocated destinations (RunOptions::destinations), in which case the returned Tensor is
+// that destination: same OrtValue, same data pointer.
 //
-// Every decision is the run plan's (run_plan.h): everything that can be checked before ORT runs is checked there and
-// reported naming the input or output (unknown or duplicate names, missing inputs, element type, rank and fixed
-// dimensions, read-only, mis-shaped or unwritable destinations, output memory the session cannot produce to).
-// Session binds the plan to an IoBinding and runs it. Errors from the run itself are Error(kRuntime).
+// Everything that can be checked before ORT runs is checked before ORT runs, once per run, with one set of messages
+// naming the input or output:
+//   Error(kInvalidArgument): unknown, duplicate or missing names; element type, rank or fixed-dimension mismatch;
+//     an empty Tensor; a non-tensor model input/output; a read-only destination; output memory the session cannot
+//     produce to (a `device` of a device the session does not write, e.g. a plugin EP's memory for a CPU session)
+//     and conflicting RunOptions.
+//   Error(kUnsupported): a destination in memory the session cannot write (device memory for an output a host EP
+//     produces: a CPU kernel would write through the device pointer). Destinations are never copied.
+// Errors from the run itself are Error(kRuntime) "run: the session failed: ONNX Runtime: ...".
 //
 // Lifetimes: the feeds are held by the caller's vector for the whole call; ORT's references to them are dropped
 // before run() returns (so a DLPack producer's deleter runs when the caller drops its last Tensor, not later).
@@ -28,26 +33,36 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
-#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
-#include "ortdlpack/run_plan.h"
-#include "ortdlpack/handle.h"
-#include "ortdlpack/stream.h"
 #include "ortdlpack/tensor.h"
 
 namespace ortdlpack {
+
+// One input or output of a session, as the model declares it.
+struct IoInfo {
+  std::string name;
+  bool is_tensor = false;  // false for sequences/maps/optionals, which ortdlpack cannot bind
+  ONNXTensorElementDataType element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  std::vector<int64_t> shape;             // -1 for a dynamic dimension
+  std::vector<std::string> dim_names;     // the symbolic name of each dynamic dimension ("" when unnamed)
+  bool has_shape = false;                 // false when the model gives no rank (any rank accepted)
+  const OrtMemoryInfo* memory = nullptr;  // where the session wants the input / produces the output (NULL: host)
+
+  // "float32[N,3,64,64]": the declared type as messages show it.
+  std::string type_string() const;
+};
 
 // How Session creates an OrtSession from a model; everything not set here is ORT's default.
 struct SessionConfig {
   std::optional<int> intra_op_num_threads;
   std::optional<int> inter_op_num_threads;
-  // The EP to run on, by a name users know ("cuda", "CUDAExecutionProvider", a plugin EP's registered name;
-  // ep_library.h registers an EP library shipped with ORT when the env lacks it). Empty: ORT's CPU EP.
-  std::string ep;
+  // The EP to run on, by a name users know ("cuda", "CUDAExecutionProvider", "webgpu", a plugin EP's registered
+  // name; ep.h registers its library when the env lacks it). nullopt or "cpu": ORT's CPU EP; "" is refused.
+  std::optional<std::string> ep;
   // The EP's provider options ("device_id" picks one of several EP devices, "use_tf32", ...). Needs `ep`.
   std::vector<std::pair<std::string, std::string>> ep_options;
   // Session config entries ("session.intra_op.allow_spinning" -> "0", ...).
@@ -55,31 +70,49 @@ struct SessionConfig {
   // A caller's native stream on the EP's device (a cudaStream_t, a plugin EP's stream handle), e.g. the stream a
   // framework computes on. Every run is ordered with it (docs/streams.md rule 6): work queued on it before
   // run() is done before ORT reads or writes, and the outputs are complete for work queued on it after run(). An EP
-  // that takes a caller's compute stream (compute_stream_option(): CUDA, TensorRT) computes on it and run() returns
-  // without waiting on the host; with others (and CUDA's default stream, 0, which ORT cannot compute on), run()
-  // waits for the stream on the host first. Needs `ep`.
+  // that takes a caller's compute stream (CUDA, TensorRT) computes on it and run() returns without waiting on the
+  // host; with others (and CUDA's default stream, 0, which ORT cannot compute on), run() waits for the stream on the
+  // host first. Needs `ep`.
   std::optional<uintptr_t> stream;
 };
+
+struct RunOptions {
+  // Preallocated outputs, by output name: ORT writes the result into that Tensor's memory, which must match the
+  // model's element type and fixed dimensions, must not be read-only, and must be memory the session can write for
+  // that output. The Tensor is returned as that output.
+  std::vector<std::pair<std::string, Tensor>> destinations;
+  // Where outputs without a destination are allocated. Neither set: where the session's EP produces them.
+  // At most one of the two may be set. Host memory is always accepted (ORT copies device outputs to it); device
+  // memory only where the session produces that output.
+  const OrtMemoryInfo* output_memory = nullptr;
+  std::optional<DLDevice> output_device;
+  // Passed through to RunWithBinding (tags, terminate flag, config entries). May be NULL.
+  const OrtRunOptions* run_options = nullptr;
+};
+
+using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
 // An OrtSession with its metadata cached and its IoBindings reused. run() may be called from several threads at
 // once, as OrtSession::Run may.
 class Session {
  public:
-  // Borrows `session` (it must outlive the Session). `ep_devices`: the EP devices the session was created with, if
-  // any (see SessionInfo).
+  // Borrows `session` (it must outlive the Session). `ep_devices`: the EP devices the session was created with
+  // (SessionOptionsAppendExecutionProvider_V2), whose memory it can write outputs to; ORT's C API cannot tell them
+  // from a session.
   explicit Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
   // Creates and owns a session on env() from a model file or from the model's bytes (copied by ORT; `data` need not
-  // outlive the call). Error(kInvalidArgument) for ep_options without an ep or an unknown device_id;
-  // Error(kUnsupported) naming what to install for an EP neither the env nor ORT's folder has; ORT's own errors
-  // (a missing file, an invalid model) as they are.
+  // outlive the call). Error(kInvalidArgument) for ep_options without an ep, an empty ep name or an unknown
+  // device_id; Error(kUnsupported) naming what to install for an EP neither the env nor an installed library has;
+  // ORT's own errors (a missing file, an invalid model) as they are.
   Session(const std::string& model_path, const SessionConfig& config);
   Session(const void* model_data, size_t model_size, const SessionConfig& config);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
-  OrtSession* ort_session() const noexcept { return session_; }
-  const SessionInfo& info() const noexcept { return info_; }
+  OrtSession* ort_session() const noexcept;
+  const std::vector<IoInfo>& inputs() const noexcept;
+  const std::vector<IoInfo>& outputs() const noexcept;
 
   // Runs the session on `feeds` (every model input exactly once) and returns the outputs named in
   // `output_names` (empty: every model output, in model order) in that order.
@@ -87,24 +120,8 @@ class Session {
                           const RunOptions& options = {});
 
  private:
-  struct Created;  // a session this class creates, with the EP devices it was created with
-  explicit Session(Created created);
-  using Binding = Owned<OrtIoBinding>;
-  Binding acquire();
-  void release(Binding binding) noexcept;
-
-  Owned<OrtSession> owned_;  // the session when this class created it (declared first: destroyed last)
-  std::optional<CallerStream> stream_;    // SessionConfig::stream
-  Owned<OrtRunOptions> unsynchronized_;   // runs that leave their work queued on stream_ (ORT computes on it)
-  OrtSession* session_;
-  SessionInfo info_;
-  std::mutex pool_mutex_;
-  std::vector<Binding> pool_;  // idle IoBindings, cleared
+  struct Impl;
+  std::unique_ptr<Impl> impl_;
 };
-
-// One-shot convenience: Session(session).run(...). Queries the session's metadata on every call; keep a Session
-// for repeated runs.
-std::vector<Tensor> run(OrtSession* session, const Feeds& feeds, const std::vector<std::string>& output_names = {},
-                        const RunOptions& options = {});
 
 }  // namespace ortdlpack

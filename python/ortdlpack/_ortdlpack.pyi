@@ -150,7 +150,7 @@ def register_device(name: str, ort_device_type: str | int, vendor_id: int, memor
     Maps ORT memory (device type 'cpu'/'gpu'/'fpga'/'npu', PCI vendor id, memory type 'default'/'host_accessible') to a DLPack device type (int or name like 'ext_dev'); `name` is the OrtMemoryInfo name used when ortdlpack creates memory on it. ValueError when it conflicts with a built-in or earlier mapping.
     """
 
-def unregister_device(ort_device_type: str | int, vendor_id: int, memory_type: str | int) -> bool:
+def unregister_device(ort_device_type: str | int, vendor_id: int, memory_type: str | int, name: str = '') -> bool:
     """
-    Removes a mapping added by register_device(); returns whether one was removed.
+    Removes a mapping added by register_device(); returns whether one was removed. `name` identifies memory of vendor id 0, as registration does.
     """

@@ -14,7 +14,7 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping, Sequence
 
-from ._ortdlpack import _Planner
+from ._ortdlpack import _IDLE_BINDINGS, _Planner
 
 __all__ = ["run"]
 
@@ -70,5 +70,5 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
     finally:
         binding.clear_binding_inputs()
         binding.clear_binding_outputs()  # drops ORT's and the wrapper's references to the caller's memory
-        if len(idle) < 4:
+        if len(idle) < _IDLE_BINDINGS:
             idle.append(binding)

@@ -7,9 +7,11 @@
 #include <nanobind/nanobind.h>
 
 #include <exception>
+#include <functional>
 #include <optional>
 
 #include "ortdlpack/ortdlpack.h"
+#include "python_adapters.h"
 
 namespace nb = nanobind;
 
@@ -39,6 +41,17 @@ PyObject* exception_type(ErrorKind kind);
 const char* exception_name(ErrorKind kind);
 // In a C entry point (exchange API): turns the exception being handled into a Python error. Returns -1.
 int set_python_error() noexcept;
+// The one wrapper of every C entry point (CPython methods, the exchange API, ORT's callbacks): runs `f` and returns
+// its value, or turns any exception into a Python error and returns `failed`.
+template <class R, class F>
+R safe_call(R failed, F&& f) noexcept {
+  try {
+    return f();
+  } catch (...) {
+    set_python_error();
+    return failed;
+  }
+}
 
 // device.cc ------------------------------------------------------------------------------------------------------
 // A device as the binding names it: a DLPack device, plus the exact ORT memory when it came from an OrtEpDevice.
@@ -57,8 +70,8 @@ void bind_device(nb::module_& m);
 // dlpack.cc ------------------------------------------------------------------------------------------------------
 // copy=None/True/False (TypeError for anything else).
 CopyMode to_copy_mode(nb::handle copy);
-// place() (placement.h), the GIL released only when it copies (a copy may take long).
-Placed place_released(const Tensor& t, const Target& target, CopyMode copy, const char* what);
+// The CopyRunner (placement.h) of every core call that may copy: the copy runs with the GIL released.
+void run_without_gil(const std::function<void()>& copy);
 // A new Python ortdlpack.Tensor owning `t`.
 nb::object wrap(Tensor t);
 // Tensor.__dlpack__ and ortdlpack.from_dlpack.
@@ -90,6 +103,8 @@ void bind_exchange_api(nb::module_& m, nb::handle tensor_type);
 
 // tensor.cc ------------------------------------------------------------------------------------------------------
 void bind_tensor(nb::module_& m);
+// The shape of `t` as a tuple of ints.
+nb::object shape_tuple(const Tensor& t);
 // The Python type object of ortdlpack.Tensor (set once by bind_tensor).
 PyTypeObject* tensor_type();
 // A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed

@@ -31,10 +31,10 @@ long long as_int(nb::handle h, const char* what) {
 // the device exactly.
 Device from_ep_device(nb::handle ep) {
   nb::object hw = ep.attr("device");
-  const OrtEpDevice* device = find_ep_device(env(), nb::cast<std::string>(ep.attr("ep_name")),
-                                             as_int(hw.attr("type"), "OrtHardwareDevice.type"),
-                                             as_int(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
-                                             as_int(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
+  const OrtEpDevice* device = python::find_ep_device(nb::cast<std::string>(ep.attr("ep_name")),
+                                                     as_int(hw.attr("type"), "OrtHardwareDevice.type"),
+                                                     as_int(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
+                                                     as_int(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
   const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(device, OrtDeviceMemoryType_DEFAULT);
   if (memory == nullptr) return Device{};  // EPs that use plain CPU memory (the CPU EP) declare none
   return Device{to_dlpack_device(memory), memory};
@@ -91,7 +91,7 @@ void bind_device(nb::module_& m) {
         return n ? std::optional<std::string>(n) : std::nullopt;
       }, "The device type's name ('cpu', 'cuda', ...), None for a type DLPack does not name.")
       .def_prop_ro("onnxruntime_name", [](const Device& d) -> std::optional<std::string> {
-        const char* n = onnxruntime_device_name(d.dl.device_type);
+        const char* n = python::onnxruntime_device_name(d.dl.device_type);
         return n ? std::optional<std::string>(n) : std::nullopt;
       }, "The device name onnxruntime's Python API uses for this memory ('cpu', 'cuda'), None when it has none.")
       .def("__dlpack_device__", &dlpack_device, nb::sig("def __dlpack_device__(self) -> tuple[int, int]"),

@@ -70,20 +70,18 @@ std::optional<int64_t> parse_stream(nb::handle stream) {
 
 // --- import ----------------------------------------------------------------------------------------------------
 
-uint64_t flags_of(const DLManagedTensorVersioned* m) { return m->version.major == DLPACK_MAJOR_VERSION ? m->flags : 0; }
-uint64_t flags_of(const DLManagedTensor*) { return 0; }
-
-// The one import route (capsules and the C exchange API): import under the copy mode placement.h derives, then
-// place. On failure of the import the caller still owns `m`; `consumed()` runs once the Tensor owns it (a capsule
-// is renamed then, so that its destructor does not free it again whatever placing does).
+// The one import route (capsules and the C exchange API): the core's import, placed (import.h). On failure the
+// caller still owns `m`; `consumed()` runs once the Tensor owns it (a capsule is renamed then, so that its
+// destructor does not free it again).
 template <class Managed, class Consumed>
 Tensor import_placed(Managed* m, CopyMode copy, const Target& target, Consumed consumed) {
   ImportOptions options;
-  options.copy = import_copy_mode(copy, (flags_of(m) & DLPACK_FLAG_BITMASK_IS_COPIED) != 0, m->dl_tensor.device,
-                                  target);
+  options.copy = copy;
+  options.target = target;
+  options.run_copy = &run_without_gil;
   Imported r = ortdlpack::from_dlpack(m, options);
   consumed();
-  return place_released(r.tensor, target, placement_copy_mode(copy), "from_dlpack").tensor;
+  return std::move(r.tensor);
 }
 
 // Imports a DLPack capsule: ownership moves into the Tensor and the capsule is renamed used_*. On failure the capsule
@@ -251,10 +249,9 @@ CopyMode to_copy_mode(nb::handle copy) {
   throw nb::type_error("copy must be True, False or None");
 }
 
-Placed place_released(const Tensor& t, const Target& target, CopyMode copy, const char* what) {
-  if (!copies(t, target, copy, what)) return {t, false};
+void run_without_gil(const std::function<void()>& copy) {
   nb::gil_scoped_release release;
-  return place(t, target, copy, what);
+  copy();
 }
 
 nb::object wrap(Tensor t) { return nb::cast(PyTensor(std::move(t)), nb::rv_policy::move); }
@@ -265,7 +262,7 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
   const bool versioned = wants_versioned(max_version);
   const CopyMode mode = to_copy_mode(copy);
   const std::optional<int64_t> consumer = parse_stream(stream);
-  const Placed p = place_released(t, to_target(dl_device), mode, "__dlpack__");
+  const Placed p = place(t, to_target(dl_device), mode, "__dlpack__", nullptr, &run_without_gil);
   if (host_accessible(p.tensor.memory_info())) {
     order_for_consumer(p.tensor, consumer);  // checks the stream value; never waits
   } else {
@@ -291,13 +288,14 @@ nb::object as_ortvalue(nb::handle x) {
   if (PyCapsule_CheckExact(x.ptr())) return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
   if (exchange_api_of(Py_TYPE(x.ptr())) != nullptr) {
     if (DLManagedTensorVersioned* m = exchange_export(x)) {
-      if (is_plain(m->dl_tensor, m->flags)) return ortvalue_from_capsule(legacy_capsule_over(m));
+      if (python::is_plain(m->dl_tensor, m->flags)) return ortvalue_from_capsule(legacy_capsule_over(m));
       return ortvalue_of(import_owned(m, CopyMode::kIfNeeded, Target::anywhere()));
     }
   } else if (PyObject* cap = PyObject_CallMethodNoArgs(x.ptr(), names().dlpack)) {
     // What onnxruntime asks a producer for: its legacy capsule.
     nb::object capsule = nb::steal(cap);
-    if (PyCapsule_IsValid(cap, kLegacy) && is_plain(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacy))->dl_tensor)) {
+    if (PyCapsule_IsValid(cap, kLegacy) &&
+        python::is_plain(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacy))->dl_tensor)) {
       return ortvalue_from_capsule(capsule);
     }
   } else {
@@ -309,7 +307,7 @@ nb::object as_ortvalue(nb::handle x) {
 Tensor import_any(nb::handle x, nb::handle device, nb::handle copy) {
   const CopyMode mode = to_copy_mode(copy);
   const Target target = to_target(device);
-  if (is_tensor(x)) return place_released(tensor_of(x).tensor, target, mode, "from_dlpack").tensor;
+  if (is_tensor(x)) return place(tensor_of(x).tensor, target, mode, "from_dlpack", nullptr, &run_without_gil).tensor;
   if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
   if (DLManagedTensorVersioned* m = exchange_export(x)) return import_owned(m, mode, target);
   // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.

@@ -6,6 +6,7 @@
 #include <string>
 
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
 
 #include "common.h"
 
@@ -32,18 +33,35 @@ namespace ortdlpack::py {
 namespace {
 
 OrtMemoryInfoDeviceType parse_ort_device_type(nb::handle h) {
-  if (PyUnicode_Check(h.ptr())) return ort_device_type_from_name(nb::cast<std::string>(h));
+  if (PyUnicode_Check(h.ptr())) return python::ort_device_type_from_name(nb::cast<std::string>(h));
   return static_cast<OrtMemoryInfoDeviceType>(nb::cast<int>(h));
 }
 
 OrtDeviceMemoryType parse_memory_type(nb::handle h) {
-  if (PyUnicode_Check(h.ptr())) return memory_type_from_name(nb::cast<std::string>(h));
+  if (PyUnicode_Check(h.ptr())) return python::memory_type_from_name(nb::cast<std::string>(h));
   return static_cast<OrtDeviceMemoryType>(nb::cast<int>(h));
 }
 
 DLDeviceType parse_dl_device_type(nb::handle h) {
   if (PyLong_Check(h.ptr())) return static_cast<DLDeviceType>(nb::cast<int>(h));
   return to_device(h).dl.device_type;
+}
+
+// The core's EpPackageFinder (python_adapters.h): ortdlpack/_ep_packages.py reads the installed distributions.
+std::vector<python::EpPackage> find_ep_packages(const std::string& distribution) {
+  if (!Py_IsInitialized()) return {};
+  nb::gil_scoped_acquire gil;
+  std::vector<python::EpPackage> packages;
+  try {
+    nb::object found = nb::module_::import_("ortdlpack._ep_packages").attr("find")(distribution);
+    for (nb::handle p : found) {
+      packages.push_back(python::EpPackage{nb::cast<std::string>(p[0]), nb::cast<std::string>(p[1]),
+                                           nb::cast<std::string>(p[2]), nb::cast<std::vector<std::string>>(p[3])});
+    }
+  } catch (const std::exception&) {  // nb::python_error included: an unreadable package is none
+    PyErr_Clear();
+  }
+  return packages;
 }
 
 }  // namespace
@@ -61,6 +79,9 @@ NB_MODULE(_ortdlpack, m) {
   bind_tensor(m);
   bind_dlpack(m);
   bind_session(m);
+
+  m.attr("_IDLE_BINDINGS") = ortdlpack::kIdleBindings;
+  ortdlpack::python::set_ep_package_finder(&find_ep_packages);
 
   m.def("_initialized", [] {
     try {
@@ -91,11 +112,13 @@ NB_MODULE(_ortdlpack, m) {
         "'host_accessible') to a DLPack device type (int or name like 'ext_dev'); `name` is the OrtMemoryInfo name "
         "used when ortdlpack creates memory on it. ValueError when it conflicts with a built-in or earlier mapping.");
   m.def("unregister_device",
-        [](nb::handle ort_device_type, uint32_t vendor_id, nb::handle memory_type) {
+        [](nb::handle ort_device_type, uint32_t vendor_id, nb::handle memory_type, const std::string& name) {
           return ortdlpack::unregister_device(parse_ort_device_type(ort_device_type), vendor_id,
-                                              parse_memory_type(memory_type));
+                                              parse_memory_type(memory_type), name);
         },
-        nb::arg("ort_device_type"), nb::arg("vendor_id"), nb::arg("memory_type"),
-        nb::sig("def unregister_device(ort_device_type: str | int, vendor_id: int, memory_type: str | int) -> bool"),
-        "Removes a mapping added by register_device(); returns whether one was removed.");
+        nb::arg("ort_device_type"), nb::arg("vendor_id"), nb::arg("memory_type"), nb::arg("name") = "",
+        nb::sig("def unregister_device(ort_device_type: str | int, vendor_id: int, memory_type: str | int, "
+                "name: str = '') -> bool"),
+        "Removes a mapping added by register_device(); returns whether one was removed. `name` identifies memory "
+        "of vendor id 0, as registration does.");
 }

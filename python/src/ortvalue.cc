@@ -54,8 +54,8 @@ nb::object ortvalue_from_capsule(nb::handle capsule) {
 
 nb::object ortvalue_of(const Tensor& t) {
   const DLDevice d = t.device();
-  if (!onnxruntime_wraps(d.device_type)) {
-    throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " + describe(t.memory_info()) +
+  if (!python::onnxruntime_wraps(d.device_type)) {
+    throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " + describe_memory(t.memory_info()) +
                                              " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory "
                                              "only); ortdlpack.run feeds such tensors to sessions");
   }

@@ -46,7 +46,7 @@ void create_session(Session* self, nb::handle model, nb::handle intra, nb::handl
   }
   if (!intra.is_none()) c.intra_op_num_threads = nb::cast<int>(intra);
   if (!inter.is_none()) c.inter_op_num_threads = nb::cast<int>(inter);
-  if (!ep.is_none()) c.ep = str_of(ep, "ep");
+  if (!ep.is_none()) c.ep = str_of(ep, "ep");  // "" is the core's to refuse
   c.ep_options = string_pairs(ep_options, "ep_options");
   c.entries = string_pairs(config, "config");
   if (PyObject_CheckBuffer(model.ptr())) {
@@ -68,7 +68,7 @@ void create_session(Session* self, nb::handle model, nb::handle intra, nb::handl
   new (self) Session(p, c);
 }
 
-nb::object names_of(const std::vector<IoInfo>& ios) {
+nb::object name_tuple(const std::vector<IoInfo>& ios) {
   nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(ios.size())));
   for (size_t i = 0; i < ios.size(); ++i) {
     PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyUnicode_FromString(ios[i].name.c_str()));
@@ -152,6 +152,8 @@ nb::object run(Session& self, nb::handle feeds, nb::handle output_names, nb::han
 
 // --- ortdlpack.run: the plan of a run of an onnxruntime.InferenceSession --------------------------------------
 
+using python::IoDeclaration;
+
 // The declarations of an InferenceSession's inputs or outputs (NodeArg: name, type, shape; OrtMemoryInfo fields).
 std::vector<IoDeclaration> declarations(nb::handle args, nb::handle memories) {
   std::vector<IoDeclaration> out;
@@ -202,9 +204,9 @@ nb::object memory_infos(nb::handle session, const char* method) {
 // the session's class does not override run() and the core says the session never falls back to another EP (what
 // run() adds around it is checking the feeds, which the plan did, and that fallback). None otherwise. Holds the C++
 // session, not the InferenceSession (no cycle).
-nb::object direct_run(nb::handle session, const SessionInfo& info) {
+nb::object direct_run(nb::handle session, const std::vector<std::string>& providers) {
   nb::object inference_session = nb::module_::import_("onnxruntime").attr("InferenceSession");
-  if (!info.cpu_only() || !nb::hasattr(session, "_sess") ||
+  if (!python::cpu_only(providers) || !nb::hasattr(session, "_sess") ||
       !PyObject_TypeCheck(session.ptr(), reinterpret_cast<PyTypeObject*>(inference_session.ptr())) ||
       !nb::handle(Py_TYPE(session.ptr())).attr("run").is(inference_session.attr("run"))) {
     return nb::none();
@@ -215,10 +217,12 @@ nb::object direct_run(nb::handle session, const SessionInfo& info) {
 // The SessionInfo of an InferenceSession, with the idle IOBindings of its runs.
 struct PyPlanner {
   explicit PyPlanner(nb::handle session)
-      : info(declarations(session.attr("get_inputs")(), memory_infos(session, "get_input_memory_infos")),
-             declarations(session.attr("get_outputs")(), memory_infos(session, "get_output_memory_infos")),
-             nb::cast<std::vector<std::string>>(session.attr("get_providers")())),
-        run(direct_run(session, info)) {
+      : PyPlanner(session, nb::cast<std::vector<std::string>>(session.attr("get_providers")())) {}
+  PyPlanner(nb::handle session, const std::vector<std::string>& providers)
+      : info(python::session_info(
+            declarations(session.attr("get_inputs")(), memory_infos(session, "get_input_memory_infos")),
+            declarations(session.attr("get_outputs")(), memory_infos(session, "get_output_memory_infos")), providers)),
+        run(direct_run(session, providers)) {
     for (const IoInfo& io : info.outputs()) all_outputs.append(nb::str(io.name.c_str()));
   }
   SessionInfo info;
@@ -273,18 +277,9 @@ nb::object run_host(nb::handle planner, nb::handle session, nb::handle feeds, nb
   Request r;
   convert(r, feeds, output_names, outputs, device);
   r.plan = plan_run(p.info, r.feeds, r.names, r.options);
-  if (!r.plan.host_only) return nb::cast(new PyPlan{nb::borrow(planner), std::move(r)}, nb::rv_policy::take_ownership);
+  if (!python::host_only(p.info, r.plan)) return nb::cast(new PyPlan{nb::borrow(planner), std::move(r)}, nb::rv_policy::take_ownership);
   const nb::object run = p.run.is_none() ? session.attr("run") : p.run;
   return results(r, run(output_names_of(p, r), arrays(p, r), run_options));
-}
-
-nb::object shape_of(const Tensor& t) {
-  const std::vector<int64_t> shape = t.shape();
-  nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
-  for (size_t i = 0; i < shape.size(); ++i) {
-    PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
-  }
-  return tuple;
 }
 
 // Binds the plan to an onnxruntime.IOBinding: host tensors by address (the cheapest binding onnxruntime's Python
@@ -295,7 +290,7 @@ void bind(const PyPlan& p, nb::handle binding) {
     const Tensor& t = in.bound();
     const char* name = info.inputs()[static_cast<size_t>(in.index)].name.c_str();
     if (host_accessible(t.memory_info())) {
-      binding.attr("bind_input")(name, "cpu", 0, static_cast<int>(t.element_type()), shape_of(t),
+      binding.attr("bind_input")(name, "cpu", 0, static_cast<int>(t.element_type()), shape_tuple(t),
                                  reinterpret_cast<uintptr_t>(t.data()));
     } else {
       binding.attr("bind_ortvalue_input")(name, wrap(t).attr("ortvalue"));
@@ -304,11 +299,11 @@ void bind(const PyPlan& p, nb::handle binding) {
   for (const RunPlan::Output& out : p.request.plan.outputs) {
     const char* name = info.outputs()[static_cast<size_t>(out.index)].name.c_str();
     if (!out.destination) {
-      const auto [type, id] = onnxruntime_binding_device(out.memory);
+      const auto [type, id] = python::onnxruntime_binding_device(out.memory);
       binding.attr("bind_output")(name, type, id);
     } else if (host_accessible(out.destination.memory_info())) {
       const Tensor& t = out.destination;
-      binding.attr("bind_output")(name, "cpu", 0, static_cast<int>(t.element_type()), shape_of(t),
+      binding.attr("bind_output")(name, "cpu", 0, static_cast<int>(t.element_type()), shape_tuple(t),
                                   reinterpret_cast<uintptr_t>(t.data()));
     } else {
       binding.attr("bind_ortvalue_output")(name, wrap(out.destination).attr("ortvalue"));
@@ -343,8 +338,8 @@ void bind_session(nb::module_& m) {
            "entries (dict[str, str]). stream: a native stream handle of the EP's device (e.g. "
            "torch.cuda.current_stream().cuda_stream) every run is ordered with; CUDA and TensorRT compute on it "
            "(docs/streams.md).")
-      .def_prop_ro("input_names", [](const Session& s) { return names_of(s.info().inputs()); })
-      .def_prop_ro("output_names", [](const Session& s) { return names_of(s.info().outputs()); })
+      .def_prop_ro("input_names", [](const Session& s) { return name_tuple(s.inputs()); })
+      .def_prop_ro("output_names", [](const Session& s) { return name_tuple(s.outputs()); })
       .def("run", &run, nb::arg("feeds"), nb::arg("output_names") = nb::none(), nb::kw_only(),
            nb::arg("outputs") = nb::none(), nb::arg("device") = nb::none(),
            "Runs on feeds {name: DLPack producer} and returns the outputs named in output_names (None: all) as "

@@ -15,18 +15,9 @@ namespace {
 
 PyTypeObject* g_tensor_type = nullptr;
 
-nb::object shape_tuple(const Tensor& t) {
-  const ShapeView shape = t.shape();
-  nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
-  for (size_t i = 0; i < shape.size(); ++i) {
-    PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
-  }
-  return tuple;
-}
-
 // Tensor.__dlpack__(*, stream=None, max_version=None, dl_device=None, copy=None).
 PyObject* dlpack_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
-  try {
+  return safe_call<PyObject*>(nullptr, [&] {
     if (nargs != 0) throw nb::type_error("__dlpack__() takes keyword arguments only");
     nb::handle values[4] = {Py_None, Py_None, Py_None, Py_None};
     static const char* const names[4] = {"stream", "max_version", "dl_device", "copy"};
@@ -41,21 +32,15 @@ PyObject* dlpack_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
       values[k] = args[i];
     }
     return tensor_dlpack(self, values[0], values[1], values[2], values[3]).release().ptr();
-  } catch (...) {
-    set_python_error();
-    return nullptr;
-  }
+  });
 }
 
 // Tensor.__dlpack_device__(), called before every __dlpack__ by most consumers.
 PyObject* dlpack_device_method(PyObject* self, PyObject*) {
-  try {
+  return safe_call<PyObject*>(nullptr, [&] {
     const DLDevice d = tensor_of(self).tensor.device();
     return Py_BuildValue("(ii)", static_cast<int>(d.device_type), static_cast<int>(d.device_id));
-  } catch (...) {
-    set_python_error();
-    return nullptr;
-  }
+  });
 }
 
 nb::object numpy_dtype(nb::handle dtype) {
@@ -92,8 +77,8 @@ nb::object to_numpy(nb::handle self, nb::handle dtype, nb::handle copy) {
   const CopyMode mode = to_copy_mode(copy);
   const bool convert = !dtype.is_none();
   // A dtype conversion copies anyway: the placement then need not.
-  const Placed p = place_released(t, Target::host(), convert && mode == CopyMode::kAlways ? CopyMode::kIfNeeded : mode,
-                                  "__array__");
+  const Placed p = place(t, Target::host(), convert && mode == CopyMode::kAlways ? CopyMode::kIfNeeded : mode,
+                         "__array__", nullptr, &run_without_gil);
   nb::object owner = p.copied ? wrap(p.tensor) : nb::borrow(self);
   nb::object arr = host_array(p.tensor, owner, mode);
   if (convert) {
@@ -155,6 +140,15 @@ nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
 
 PyTypeObject* tensor_type() { return g_tensor_type; }
 
+nb::object shape_tuple(const Tensor& t) {
+  const ShapeView shape = t.shape();
+  nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
+  for (size_t i = 0; i < shape.size(); ++i) {
+    PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
+  }
+  return tuple;
+}
+
 void bind_tensor(nb::module_& m) {
   auto cls = nb::class_<PyTensor>(m, "Tensor",
                                   "An ONNX Runtime tensor (a shared OrtValue) that speaks DLPack. Made by from_dlpack().");
@@ -185,7 +179,7 @@ void bind_tensor(nb::module_& m) {
            "Same as numpy.asarray(tensor): bfloat16/float8/int4 come as ml_dtypes dtypes.")
       .def("to", [](nb::handle self, nb::handle device) -> nb::object {
         const Tensor& t = tensor_of(self).tensor;
-        const Placed p = place_released(t, to_target(device), CopyMode::kIfNeeded, "to");
+        const Placed p = place(t, to_target(device), CopyMode::kIfNeeded, "to", nullptr, &run_without_gil);
         return p.copied ? wrap(p.tensor) : nb::borrow(self);
       }, nb::arg("device"), nb::sig("def to(self, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> Tensor"),
            "This tensor on `device` (itself when already there, else a copy).")

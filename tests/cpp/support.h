@@ -7,6 +7,7 @@
 
 #include <cstdint>
 #include <cstring>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -18,6 +19,17 @@
 namespace ortdlpack::test {
 
 inline void ort_check(OrtStatus* status) { ortdlpack::check(status); }
+
+// The kind of the ortdlpack::Error `f` throws (a test failure when it throws none).
+inline ErrorKind kind_of(const std::function<void()>& f) {
+  try {
+    f();
+  } catch (const Error& e) {
+    return e.kind();
+  }
+  ADD_FAILURE() << "no Error thrown";
+  return ErrorKind::kRuntime;
+}
 
 // Initialises ortdlpack with the linked ORT once per test binary.
 class OrtEnvironment : public ::testing::Environment {

@@ -30,8 +30,8 @@ InfoPtr make_legacy(const char* name, OrtMemType mem_type, int id = 0) {
 
 void expect_device(const OrtMemoryInfo* info, DLDeviceType type, int id) {
   const DLDevice d = to_dlpack_device(info);
-  EXPECT_EQ(d.device_type, type) << describe(info);
-  EXPECT_EQ(d.device_id, id) << describe(info);
+  EXPECT_EQ(d.device_type, type) << describe_memory(info);
+  EXPECT_EQ(d.device_id, id) << describe_memory(info);
 }
 
 TEST(Device, CpuForReal) {
@@ -85,8 +85,8 @@ TEST(Device, DlpackDevicesMapBackToOrtMemory) {
     const DLDevice device{type, type == kDLCUDAHost || type == kDLROCMHost ? 0 : 1};
     const OrtMemoryInfo* info = memory_info(device);
     const DLDevice back = to_dlpack_device(info);
-    EXPECT_EQ(back.device_type, device.device_type) << describe(device);
-    EXPECT_EQ(back.device_id, device.device_id) << describe(device);
+    EXPECT_EQ(back.device_type, device.device_type) << describe_device(device);
+    EXPECT_EQ(back.device_id, device.device_id) << describe_device(device);
   }
   const OrtMemoryInfo* cuda = memory_info(DLDevice{kDLCUDA, 1});
   EXPECT_EQ(ort().MemoryInfoGetVendorId(cuda), kVendorNvidia);
@@ -160,9 +160,19 @@ TEST(Device, RegistrationMapsAPrivateDeviceBothWays) {
 
 TEST(Device, DescribeNamesEverything) {
   auto info = make_v2("Cuda", OrtMemoryInfoDeviceType_GPU, kVendorNvidia, 1, OrtDeviceMemoryType_DEFAULT);
-  EXPECT_EQ(describe(info.get()), "Cuda:1 (GPU, vendor 0x10DE, DEFAULT memory)");
-  EXPECT_EQ(describe(DLDevice{kDLCUDAHost, 0}), "kDLCUDAHost:0");
-  EXPECT_EQ(describe(DLDevice{static_cast<DLDeviceType>(77), 2}), "device type 77:2");
+  EXPECT_EQ(describe_memory(info.get()), "Cuda:1 (GPU, vendor 0x10DE, DEFAULT memory)");
+  EXPECT_EQ(describe_device(DLDevice{kDLCUDAHost, 0}), "kDLCUDAHost:0");
+  EXPECT_EQ(describe_device(DLDevice{static_cast<DLDeviceType>(77), 2}), "device type 77:2");
+}
+
+TEST(DeviceNames, OneTableBothWays) {
+  EXPECT_EQ(name_of(dl_device_from_name("cuda:1")), "cuda:1");
+  EXPECT_EQ(name_of(dl_device_from_name("cpu")), "cpu");
+  EXPECT_EQ(dl_device_from_name("ext_dev").device_type, kDLExtDev);
+  EXPECT_STREQ(device_type_name(kDLROCMHost), "rocm_host");
+  for (const char* bad : {"warp:0", "cuda:x", "cuda:-1", "cuda:", "cuda:99999999999"}) {
+    EXPECT_EQ(test::kind_of([&] { dl_device_from_name(bad); }), ErrorKind::kInvalidArgument) << bad;
+  }
 }
 
 }  // namespace

@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include "ortdlpack/error.h"
+#include "support.h"
 
 namespace ortdlpack {
 namespace {
@@ -114,6 +115,21 @@ TEST(Dtype, UnknownNameIsInvalidArgument) {
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
   }
+}
+
+TEST(Dtype, SubByteUnpacking) {
+  const uint8_t packed[2] = {0x9F, 0x07};  // int4 elements (low nibble first): -1, -7, 7, 0
+  uint8_t out[4] = {};
+  unpack_sub_byte(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, packed, 4, out);
+  EXPECT_EQ(static_cast<int8_t>(out[0]), -1);
+  EXPECT_EQ(static_cast<int8_t>(out[1]), -7);
+  EXPECT_EQ(out[2], 7);
+  EXPECT_EQ(out[3], 0);
+  unpack_sub_byte(ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, packed, 2, out);
+  EXPECT_EQ(out[0], 15);
+  EXPECT_EQ(out[1], 9);
+  EXPECT_EQ(test::kind_of([&] { unpack_sub_byte(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, packed, 2, out); }),
+            ErrorKind::kInvalidArgument);
 }
 
 }  // namespace

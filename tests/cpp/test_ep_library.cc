@@ -11,10 +11,13 @@
 #include <sstream>
 #include <string>
 
+#include "ep_library.h"
 #include "ortdlpack/ortdlpack.h"
 
 namespace fs = std::filesystem;
 using namespace ortdlpack;
+using detail::select_ep_devices;
+using detail::ships_with_ort;
 
 namespace {
 

@@ -4,9 +4,11 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <limits>
 
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/import.h"
+#include "ortdlpack/transfer.h"
 #include "support.h"
 
 namespace ortdlpack {
@@ -167,6 +169,40 @@ TEST(Export, SessionInputImportedOutputExported) {
   input = Tensor();
   ort().ReleaseSession(session);
   EXPECT_EQ(producer->deletes, 1);
+}
+
+TEST(Export, LegacyViewSharesTheTensorAndDeletesItOnce) {
+  const Tensor t = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, {2, 3}, DLDevice{kDLCPU, 0});
+  const long before = t.use_count();
+  DLManagedTensor* legacy = legacy_view(to_dlpack_versioned(t));
+  EXPECT_EQ(legacy->dl_tensor.data, t.data());
+  EXPECT_EQ(t.use_count(), before + 1);
+  legacy->deleter(legacy);
+  EXPECT_EQ(t.use_count(), before);
+}
+
+// A regression (found under UBSan): row-major strides of an empty tensor whose other dims multiply past int64
+// overflowed.
+TEST(Export, EmptyTensorWithHugeDimsExportsWithoutOverflow) {
+  constexpr DLDataType kF32{kDLFloat, 32, 1};
+  constexpr int64_t kMax = std::numeric_limits<int64_t>::max();
+  auto p = Producer::make(kF32, {0});
+  p->shape = {0, int64_t{1} << 62, 3};
+  p->strides = {1, 1, 1};
+  p->fill(kF32);
+  p->t().data = nullptr;
+  p->versioned.dl_tensor = p->t();
+  Imported in = from_dlpack(&p->versioned);
+  EXPECT_EQ(in.tensor.element_count(), 0u);
+  DLManagedTensorVersioned* out = to_dlpack_versioned(in.tensor);
+  EXPECT_EQ(out->dl_tensor.strides[2], 1);
+  EXPECT_EQ(out->dl_tensor.strides[1], 3);
+  EXPECT_EQ(out->dl_tensor.strides[0], kMax) << "saturated: the product of the inner dims overflows";
+  Imported again = from_dlpack(out);  // takes `out`
+  EXPECT_EQ(again.tensor.shape(), (std::vector<int64_t>{0, int64_t{1} << 62, 3}));
+  in = Imported{};
+  again = Imported{};
+  EXPECT_EQ(p->deletes, 1);
 }
 
 }  // namespace

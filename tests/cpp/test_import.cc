@@ -126,7 +126,9 @@ TEST(Import, CopyAlwaysCopiesCompactTensors) {
 
 TEST(Import, Uint8AsBoolWhenAsked) {
   auto p = Producer::make(DLDataType{kDLUInt, 8, 1}, {3});
-  Imported in = from_dlpack(&p->legacy, ImportOptions{CopyMode::kNever, true});
+  ImportOptions as_bool;
+  as_bool.uint8_as_bool = true;
+  Imported in = from_dlpack(&p->legacy, as_bool);
   EXPECT_EQ(in.tensor.element_type(), ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
 }
 
@@ -219,24 +221,70 @@ TEST(Import, NullDeleterIsAllowed) {
   EXPECT_EQ(p->deletes, 0);
 }
 
-TEST(Import, PlainTensorsAreWhatALegacyOnlyConsumerReads) {
-  auto p = Producer::make(kF32, {3, 2}, 8);
-  const DLTensor& t = p->versioned.dl_tensor;
-  EXPECT_TRUE(is_plain(t));
-  EXPECT_FALSE(is_plain(t, DLPACK_FLAG_BITMASK_READ_ONLY));
-  p->versioned.dl_tensor.byte_offset = 4;  // a consumer that ignores byte_offset would read the wrong elements
-  EXPECT_FALSE(is_plain(t));
-  p->versioned.dl_tensor.byte_offset = 0;
-  std::swap(p->strides[0], p->strides[1]);  // transposed
-  EXPECT_FALSE(is_plain(t));
-  std::swap(p->strides[0], p->strides[1]);
-  p->versioned.dl_tensor.device = DLDevice{kDLExtDev, 0};  // memory onnxruntime's Python OrtValue cannot wrap
-  EXPECT_FALSE(is_plain(t));
-  p->versioned.dl_tensor.device = DLDevice{kDLCPU, 0};
-  p->versioned.dl_tensor.dtype = DLDataType{kDLInt, 4, 1};  // packed sub-byte
-  EXPECT_FALSE(is_plain(t));
-  p->versioned.dl_tensor.ndim = -1;  // malformed: not plain, and no exception
-  EXPECT_FALSE(is_plain(t));
+// A regression (found under UBSan): the lowest addressed offset was negated as int64 (-INT64_MIN overflows).
+TEST(Import, StridesReachingExactlyInt64MinAreRejectedWithoutOverflow) {
+  constexpr DLDataType kI8{kDLInt, 8, 1};
+  constexpr int64_t kMin = std::numeric_limits<int64_t>::min();
+  auto p = Producer::make(kI8, {2});
+  p->strides = {kMin};  // (2 - 1) * INT64_MIN * 1 byte = INT64_MIN
+  p->fill(kI8);
+  for (CopyMode mode : {CopyMode::kNever, CopyMode::kIfNeeded, CopyMode::kAlways}) {
+    try {
+      from_dlpack(&p->versioned, ImportOptions{mode});
+      ADD_FAILURE() << "accepted";
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+    }
+  }
+  EXPECT_EQ(p->deletes, 0);
+}
+
+// copy=kAlways asks for one fresh copy: the producer's (IS_COPIED) or the import's own for a layout ORT cannot hold
+// satisfies it, so no second one is made; otherwise the placement makes it.
+TEST(Import, CopyAlwaysMakesExactlyOneCopy) {
+  ImportOptions always;
+  always.copy = CopyMode::kAlways;
+  auto copied = Producer::make(kF32, {4});
+  copied->versioned.flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
+  Imported a = from_dlpack(&copied->versioned, always);
+  EXPECT_FALSE(a.copied);
+  EXPECT_EQ(a.tensor.data(), copied->buffer->data());  // the producer's copy is that copy
+
+  auto fresh = Producer::make(kF32, {4});
+  Imported b = from_dlpack(&fresh->versioned, always);
+  EXPECT_TRUE(b.copied);
+  EXPECT_NE(b.tensor.data(), fresh->buffer->data());
+  EXPECT_EQ(fresh->deletes, 1);
+
+  auto strided = Producer::make(kF32, {2, 2}, 4 * sizeof(float));
+  strided->strides = {4, 2};  // not compact: the import copies, and that copy is the fresh one
+  strided->fill(kF32);
+  always.target = Target::host();
+  Imported c = from_dlpack(&strided->versioned, always);
+  EXPECT_TRUE(c.copied);
+  EXPECT_EQ(strided->deletes, 1);
+  const auto* src = reinterpret_cast<const float*>(strided->buffer->data());
+  EXPECT_EQ(std::memcmp(static_cast<const float*>(c.tensor.data()) + 1, &src[2], sizeof(float)), 0)
+      << "element [0, 1] is the source's [2]";
+}
+
+TEST(Import, AFailedPlacementLeavesTheProducersTensorWithTheCaller) {
+  auto p = Producer::make(kF32, {4});
+  ImportOptions to_cuda;
+  to_cuda.copy = CopyMode::kNever;
+  to_cuda.target = Target::on(DLDevice{kDLCUDA, 0});
+  EXPECT_EQ(test::kind_of([&] { from_dlpack(&p->versioned, to_cuda); }), ErrorKind::kCopyRequired);
+  EXPECT_EQ(p->deletes, 0);  // the caller still owns it, as on every failure
+  p->versioned.deleter(&p->versioned);
+  EXPECT_EQ(p->deletes, 1);
+}
+
+TEST(Import, ImmutableProducersImportReadOnly) {
+  auto p = Producer::make(kF32, {4});
+  ImportOptions immutable;
+  immutable.read_only = true;
+  const Imported in = from_dlpack(&p->versioned, immutable);
+  EXPECT_TRUE(in.tensor.read_only());
 }
 
 }  // namespace

@@ -198,5 +198,13 @@ TEST_F(StreamOrdering, HostMemoryHasNoStream) {
   EXPECT_NE(device_stream(vd.memory(0)), nullptr);
 }
 
+TEST(Streams, HostMemoryTakesNoStreamHandle) {
+  // The consumer-stream rules (stream.h): None and -1 anywhere; a handle only on a device with streams.
+  const Tensor t = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, {2, 3}, DLDevice{kDLCPU, 0});
+  order_for_consumer(t, std::nullopt);
+  order_for_consumer(t, -1);
+  EXPECT_EQ(test::kind_of([&] { order_for_consumer(t, 7); }), ErrorKind::kInvalidArgument);
+}
+
 }  // namespace
 }  // namespace ortdlpack

@@ -91,5 +91,24 @@ TEST(Transfer, AllocateRejectsBadShapesAndTypes) {
   EXPECT_THROW(allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {1}, static_cast<const OrtMemoryInfo*>(nullptr)), Error);
 }
 
+// transfer.cc: copy() memcpy'd host pairs while validating, so a bad later pair left earlier destinations written.
+TEST(Regression, BatchedCopyValidatesEveryPairBeforeWriting) {
+  const DLDevice cpu{kDLCPU, 0};
+  Tensor a = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, cpu);
+  Tensor b = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, cpu);
+  Tensor da = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, cpu);
+  Tensor bad = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {5}, cpu);  // shape mismatch
+  std::memset(a.data(), 0x11, a.byte_size());
+  std::memset(da.data(), 0x22, da.byte_size());
+  try {
+    copy({a, b}, {da, bad});
+    ADD_FAILURE() << "accepted";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+  }
+  const auto* bytes = static_cast<const unsigned char*>(da.data());
+  for (size_t i = 0; i < da.byte_size(); ++i) ASSERT_EQ(bytes[i], 0x22) << "destination 0 was written at byte " << i;
+}
+
 }  // namespace
 }  // namespace ortdlpack

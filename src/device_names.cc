@@ -1,0 +1,155 @@
+// How devices and memory are named: DLPack device types (messages and bindings), ORT device and memory types, and
+// the names onnxruntime's Python API gives them. Every name table once.
+#include <cctype>
+#include <climits>
+#include <cstdio>
+#include <cstdlib>
+#include <string>
+
+#include "ort.h"
+#include "ortdlpack/device.h"
+#include "ortdlpack/error.h"
+#include "python_adapters.h"
+
+namespace ortdlpack {
+namespace {
+
+// DLPack device types: the enum's name (messages), the name bindings use, and the device name onnxruntime's Python
+// API gives such memory.
+struct DlName {
+  DLDeviceType type;
+  const char* enum_name;
+  const char* name;
+  const char* onnxruntime;
+};
+constexpr DlName kDlNames[] = {
+    {kDLCPU, "kDLCPU", "cpu", "cpu"},
+    {kDLCUDA, "kDLCUDA", "cuda", "cuda"},
+    {kDLCUDAHost, "kDLCUDAHost", "cuda_host", "cpu"},
+    {kDLOpenCL, "kDLOpenCL", "opencl", nullptr},
+    {kDLVulkan, "kDLVulkan", "vulkan", nullptr},
+    {kDLMetal, "kDLMetal", "metal", nullptr},
+    {kDLVPI, "kDLVPI", "vpi", nullptr},
+    {kDLROCM, "kDLROCM", "rocm", "cuda"},
+    {kDLROCMHost, "kDLROCMHost", "rocm_host", "cpu"},
+    {kDLExtDev, "kDLExtDev", "ext_dev", nullptr},
+    {kDLCUDAManaged, "kDLCUDAManaged", "cuda_managed", nullptr},
+    {kDLOneAPI, "kDLOneAPI", "oneapi", nullptr},
+    {kDLWebGPU, "kDLWebGPU", "webgpu", nullptr},
+    {kDLHexagon, "kDLHexagon", "hexagon", nullptr},
+    {kDLMAIA, "kDLMAIA", "maia", nullptr},
+    {kDLTrn, "kDLTrn", "trn", nullptr},
+};
+
+const DlName* dl_row(DLDeviceType t) {
+  for (const DlName& row : kDlNames) {
+    if (row.type == t) return &row;
+  }
+  return nullptr;
+}
+
+// ORT's device types and memory types, named as bindings spell them (messages print them upper-case).
+struct OrtDeviceName {
+  OrtMemoryInfoDeviceType type;
+  const char* name;
+};
+constexpr OrtDeviceName kOrtDeviceNames[] = {
+    {OrtMemoryInfoDeviceType_CPU, "cpu"},
+    {OrtMemoryInfoDeviceType_GPU, "gpu"},
+    {OrtMemoryInfoDeviceType_FPGA, "fpga"},
+    {OrtMemoryInfoDeviceType_NPU, "npu"},
+};
+struct MemoryTypeName {
+  OrtDeviceMemoryType type;
+  const char* name;
+};
+constexpr MemoryTypeName kMemoryTypeNames[] = {
+    {OrtDeviceMemoryType_DEFAULT, "default"},
+    {OrtDeviceMemoryType_HOST_ACCESSIBLE, "host_accessible"},
+};
+
+std::string upper(const char* s) {
+  std::string r = s;
+  for (char& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return r;
+}
+
+}  // namespace
+
+const char* device_type_name(DLDeviceType type) {
+  const DlName* row = dl_row(type);
+  return row ? row->name : nullptr;
+}
+
+std::string name_of(DLDevice device) {
+  const char* n = device_type_name(device.device_type);
+  std::string s = n ? n : "device_type_" + std::to_string(static_cast<int>(device.device_type));
+  if (device.device_type == kDLCPU && device.device_id == 0) return s;
+  return s + ":" + std::to_string(device.device_id);
+}
+
+DLDevice dl_device_from_name(const std::string& name) {
+  const size_t colon = name.find(':');
+  const std::string kind = name.substr(0, colon);
+  int32_t id = 0;
+  if (colon != std::string::npos) {
+    const std::string digits = name.substr(colon + 1);
+    char* end = nullptr;
+    const long v = digits.empty() || !std::isdigit(static_cast<unsigned char>(digits[0]))
+                       ? -1
+                       : std::strtol(digits.c_str(), &end, 10);
+    if (v < 0 || v > INT32_MAX || end == nullptr || *end != '\0') {
+      throw Error(ErrorKind::kInvalidArgument, "invalid device id in '" + name + "'");
+    }
+    id = static_cast<int32_t>(v);
+  }
+  for (const DlName& row : kDlNames) {
+    if (kind == row.name) return DLDevice{row.type, id};
+  }
+  throw Error(ErrorKind::kInvalidArgument, "unknown device '" + name + "' (expected e.g. 'cpu', 'cuda:0', 'ext_dev:0')");
+}
+
+std::string describe_memory(const OrtMemoryInfo* info) {
+  const detail::MemoryFields m = detail::memory_fields(info);
+  char vendor[16];
+  std::snprintf(vendor, sizeof vendor, "0x%04X", m.vendor_id);
+  std::string type = "unknown device type", memory = "unknown";
+  for (const OrtDeviceName& n : kOrtDeviceNames) {
+    if (n.type == m.device_type) type = upper(n.name);
+  }
+  for (const MemoryTypeName& n : kMemoryTypeNames) {
+    if (n.type == m.memory_type) memory = upper(n.name);
+  }
+  return std::string(*m.name ? m.name : "?") + ":" + std::to_string(m.device_id) + " (" + type + ", vendor " + vendor +
+         ", " + memory + " memory)";
+}
+
+std::string describe_device(DLDevice device) {
+  const DlName* row = dl_row(device.device_type);
+  return (row ? std::string(row->enum_name) : "device type " + std::to_string(static_cast<int>(device.device_type))) +
+         ":" + std::to_string(device.device_id);
+}
+
+namespace python {
+
+const char* onnxruntime_device_name(DLDeviceType type) {
+  const DlName* row = dl_row(type);
+  return row ? row->onnxruntime : nullptr;
+}
+
+OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name) {
+  for (const OrtDeviceName& n : kOrtDeviceNames) {
+    if (name == n.name) return n.type;
+  }
+  throw Error(ErrorKind::kInvalidArgument, "unknown ORT device type '" + name + "' (cpu, gpu, fpga, npu)");
+}
+
+OrtDeviceMemoryType memory_type_from_name(const std::string& name) {
+  for (const MemoryTypeName& n : kMemoryTypeNames) {
+    if (name == n.name) return n.type;
+  }
+  throw Error(ErrorKind::kInvalidArgument, "unknown memory type '" + name + "' (default, host_accessible)");
+}
+
+}  // namespace python
+}  // namespace ortdlpack

@@ -1,0 +1,177 @@
+#include "ep_table.h"
+
+#include <cstring>
+#include <iterator>
+
+#include "ortdlpack/device.h"
+
+namespace ortdlpack::detail {
+namespace {
+
+#if defined(__APPLE__)
+#define ORTDLPACK_LIB(stem) "lib" stem ".dylib"
+#else
+#define ORTDLPACK_LIB(stem) "lib" stem ".so"
+#endif
+
+constexpr OrtMemoryInfoDeviceType kGpu = OrtMemoryInfoDeviceType_GPU;
+constexpr OrtDeviceMemoryType kDefault = OrtDeviceMemoryType_DEFAULT;
+constexpr OrtDeviceMemoryType kHost = OrtDeviceMemoryType_HOST_ACCESSIBLE;
+
+// The one table. CPU memory is no row (device type CPU is always kDLCPU), nor is the HOST_ACCESSIBLE memory of a
+// vendor without a host DLPack type of its own: it is plain host memory, kDLCPU (device.cc).
+constexpr EpRow kRows[] = {
+    {"CPUExecutionProvider", {"cpu", "CPU"}, 0, {}, nullptr, {}, "", nullptr, StreamBackend::kNone, nullptr, false},
+    // NVIDIA: the CUDA EP ships as a library of onnxruntime-gpu, unregistered until ortdlpack registers it.
+    {"CUDAExecutionProvider",
+     {"cuda", "CUDA"},
+     kVendorNvidia,
+     {{"Cuda", kGpu, kDefault, kDLCUDA}, {"CudaPinned", kGpu, kHost, kDLCUDAHost}},
+     ORTDLPACK_LIB("onnxruntime_providers_cuda"),
+     {},
+     "pip install onnxruntime-gpu",
+     "is an NVIDIA GPU and its driver present?",
+     StreamBackend::kCudaRuntime,
+     "user_compute_stream",
+     true},
+    {"TensorrtExecutionProvider",
+     {"tensorrt", "trt", "TensorRT"},
+     kVendorNvidia,
+     {},  // its memory is the CUDA EP's
+     ORTDLPACK_LIB("onnxruntime_providers_tensorrt"),
+     {},
+     "pip install onnxruntime-gpu, and TensorRT",
+     "are an NVIDIA GPU, its driver and TensorRT present?",
+     StreamBackend::kCudaRuntime,
+     "user_compute_stream",
+     true},
+    // The TensorRT RTX EP (a package of its own, CUDA 12 and 13 builds) allocates CUDA memory itself.
+    {"NvTensorRTRTXExecutionProvider",
+     {"tensorrt_rtx", "nv_tensorrt_rtx", "NvTensorRtRtx"},
+     kVendorNvidia,
+     {{"Cuda", kGpu, kDefault, kDLCUDA}, {"CudaPinned", kGpu, kHost, kDLCUDAHost}},
+     nullptr,
+     {"onnxruntime-ep-nv-tensorrt-rtx-cu13", "onnxruntime-ep-nv-tensorrt-rtx-cu12", "onnxruntime-ep-nv-tensorrt-rtx"},
+     "pip install onnxruntime-ep-nv-tensorrt-rtx-cu13 (or -cu12)",
+     "is an NVIDIA RTX GPU and its driver present?",
+     StreamBackend::kCudaRuntime,
+     "user_compute_stream",
+     true},
+    // AMD.
+    {"MIGraphXExecutionProvider",
+     {"migraphx", "MIGraphX", "rocm"},
+     kVendorAmd,
+     {{"Hip", kGpu, kDefault, kDLROCM}, {"HipPinned", kGpu, kHost, kDLROCMHost}},
+     ORTDLPACK_LIB("onnxruntime_providers_migraphx"),
+     {},
+     "pip install onnxruntime-migraphx",
+     "is an AMD GPU and ROCm present?",
+     StreamBackend::kNone,
+     nullptr,
+     false},
+    // Intel: onnxruntime-openvino ships the library next to ORT; onnxruntime-ep-openvino is the plugin package.
+    {"OpenVINOExecutionProvider",
+     {"openvino", "OpenVINO"},
+     kVendorIntel,
+     {{"OneAPI", kGpu, kDefault, kDLOneAPI}},
+     ORTDLPACK_LIB("onnxruntime_providers_openvino"),
+     {"onnxruntime-ep-openvino"},
+     "pip install onnxruntime-ep-openvino (or onnxruntime-openvino)",
+     "is Intel hardware OpenVINO supports present?",
+     StreamBackend::kNone,
+     nullptr,
+     false},
+    // Apple: Metal memory (the MLX EP).
+    {"MLXExecutionProvider",
+     {"mlx", "MLX"},
+     kVendorApple,
+     {{"Metal", kGpu, kDefault, kDLMetal}},
+     nullptr,
+     {"onnxruntime-ep-mlx"},
+     "pip install onnxruntime-ep-mlx",
+     "MLX runs on Apple silicon only",
+     StreamBackend::kNone,
+     nullptr,
+     false},
+    // WebGPU buffers: handles, not addresses (only a WebGPU consumer can read them). ORT reports them with vendor 0.
+    {"WebGpuExecutionProvider",
+     {"webgpu", "WebGPU"},
+     0,
+     {{"WebGPU_Buf", kGpu, kDefault, kDLWebGPU}},
+     nullptr,
+     {"onnxruntime-ep-webgpu"},
+     "pip install onnxruntime-ep-webgpu",
+     "WebGPU needs a GPU with a Vulkan driver; on a machine without one, a software adapter such as Mesa's lavapipe "
+     "and ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER=1 in the environment",
+     StreamBackend::kNone,
+     nullptr,
+     false},
+};
+
+template <class Rows>
+size_t memory_count(const Rows& memory) {
+  size_t n = 0;
+  while (n < std::size(memory) && memory[n].name != nullptr) ++n;
+  return n;
+}
+
+bool row_matches(const EpRow& ep, const MemoryRow& row, const MemoryFields& m) {
+  if (row.memory_type != m.memory_type) return false;
+  if (row.memory_type != kHost && row.device_type != m.device_type) return false;
+  const bool same_name = std::strcmp(row.name, m.name) == 0;
+  if (ep.vendor_id == 0) return same_name;
+  return m.vendor_id == ep.vendor_id || (m.vendor_id == 0 && same_name);
+}
+
+// The first memory row of `ep` matching `m`, or nullptr.
+const MemoryRow* matching_row(const EpRow& ep, const MemoryFields& m) {
+  for (size_t i = 0; i < memory_count(ep.memory); ++i) {
+    if (row_matches(ep, ep.memory[i], m)) return &ep.memory[i];
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const EpRow* EpTable::begin() const noexcept { return std::begin(kRows); }
+const EpRow* EpTable::end() const noexcept { return std::end(kRows); }
+
+const EpRow* find_ep(const std::string& name) {
+  for (const EpRow& ep : kRows) {
+    if (name == ep.ep_name) return &ep;
+    for (const char* alias : ep.aliases) {
+      if (alias != nullptr && name == alias) return &ep;
+    }
+  }
+  return nullptr;
+}
+
+const EpRow* owner_of(const MemoryFields& memory, const MemoryRow** row) {
+  // EPs identified by their memory's name first: their memory is theirs whatever vendor ORT reports with it.
+  for (bool by_name : {true, false}) {
+    for (const EpRow& ep : kRows) {
+      if ((ep.vendor_id == 0) != by_name) continue;
+      if (const MemoryRow* r = matching_row(ep, memory)) {
+        if (row != nullptr) *row = r;
+        return &ep;
+      }
+    }
+  }
+  return nullptr;
+}
+
+const EpRow* owner_of(DLDeviceType type, const MemoryRow** row) {
+  for (const EpRow& ep : kRows) {
+    for (size_t i = 0; i < memory_count(ep.memory); ++i) {
+      if (ep.memory[i].dl_type == type) {
+        if (row != nullptr) *row = &ep.memory[i];
+        return &ep;
+      }
+    }
+  }
+  return nullptr;
+}
+
+bool owns(const EpRow& ep, const MemoryFields& memory) { return matching_row(ep, memory) != nullptr; }
+
+}  // namespace ortdlpack::detail

@@ -1,0 +1,60 @@
+#include "ort.h"
+
+#include "ortdlpack/error.h"
+#include "ortdlpack/handle.h"
+
+namespace ortdlpack::detail {
+
+MemoryFields memory_fields(const OrtMemoryInfo* info) {
+  const OrtApi& api = ort();
+  MemoryFields f;
+  ortdlpack::check(api.MemoryInfoGetName(info, &f.name));
+  ortdlpack::check(api.MemoryInfoGetId(info, &f.device_id));
+  api.MemoryInfoGetDeviceType(info, &f.device_type);
+  f.vendor_id = api.MemoryInfoGetVendorId(info);
+  f.memory_type = api.MemoryInfoGetDeviceMemType(info);
+  if (f.name == nullptr) f.name = "";
+  return f;
+}
+
+bool is_cpu_memory(const OrtMemoryInfo* info) {
+  OrtMemoryInfoDeviceType type{};
+  ort().MemoryInfoGetDeviceType(info, &type);
+  return type == OrtMemoryInfoDeviceType_CPU && ort().MemoryInfoGetDeviceMemType(info) == OrtDeviceMemoryType_DEFAULT;
+}
+
+bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b) {
+  if (a == b) return true;
+  if (a == nullptr || b == nullptr) return false;
+  const MemoryFields fa = memory_fields(a), fb = memory_fields(b);
+  return fa.device_type == fb.device_type && fa.vendor_id == fb.vendor_id && fa.memory_type == fb.memory_type &&
+         fa.device_id == fb.device_id;
+}
+
+EpDeviceList::EpDeviceList() { ortdlpack::check(ort().GetEpDevices(env(), &devices_, &count_)); }
+
+const OrtMemoryInfo* default_memory(const OrtEpDevice* device) {
+  return ort().EpDevice_MemoryInfo(device, OrtDeviceMemoryType_DEFAULT);
+}
+
+OrtAllocator* default_allocator() {
+  OrtAllocator* allocator = nullptr;
+  ortdlpack::check(ort().GetAllocatorWithDefaultOptions(&allocator));
+  return allocator;
+}
+
+void check(OrtStatus* status, const std::string& context) {
+  if (status == nullptr) return;
+  try {
+    ortdlpack::check(status);
+  } catch (const Error& e) {
+    throw Error(e.kind(), context + ": " + e.what());
+  }
+}
+
+bool failed(OrtStatus* status) noexcept {
+  const Owned<OrtStatus> release(status);
+  return status != nullptr;
+}
+
+}  // namespace ortdlpack::detail

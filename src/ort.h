@@ -1,0 +1,63 @@
+// Internal: the ORT C API idioms the core repeats, each written once here. Everything reaches ORT through ort()
+// (api.h); nothing here decides anything about devices or EPs.
+#pragma once
+
+#include <onnxruntime_c_api.h>
+
+#include <cstddef>
+#include <cstdint>
+#include <string>
+
+#include "ortdlpack/api.h"
+
+namespace ortdlpack::detail {
+
+// The fields of an OrtMemoryInfo that say which memory it is, read in one place. `name` is ORT's storage (valid
+// while the info lives).
+struct MemoryFields {
+  const char* name = "";
+  OrtMemoryInfoDeviceType device_type = OrtMemoryInfoDeviceType_CPU;
+  uint32_t vendor_id = 0;
+  OrtDeviceMemoryType memory_type = OrtDeviceMemoryType_DEFAULT;
+  int device_id = 0;
+};
+MemoryFields memory_fields(const OrtMemoryInfo* info);
+
+// Memory of ORT's CPU device (its DEFAULT memory): what ORT's default CPU allocator serves and a CPU kernel reads.
+// Host-accessible memory of other devices (pinned) is host memory too, but not CPU memory (device.h: host_accessible).
+bool is_cpu_memory(const OrtMemoryInfo* info);
+
+// Whether two memory infos name the same memory: device type, vendor, device id and memory type (ORT's own
+// CompareMemoryInfo also compares names and allocator kinds, which differ between an EP device's info and the info
+// of a tensor its allocator made). NULL equals only NULL.
+bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b);
+
+// The env's EP devices, in the env's order: one GetEpDevices call, iterated without copying.
+//   for (const OrtEpDevice* d : env_ep_devices()) ...
+class EpDeviceList {
+ public:
+  EpDeviceList();
+  const OrtEpDevice* const* begin() const noexcept { return devices_; }
+  const OrtEpDevice* const* end() const noexcept { return devices_ + count_; }
+  size_t size() const noexcept { return count_; }
+
+ private:
+  const OrtEpDevice* const* devices_ = nullptr;
+  size_t count_ = 0;
+};
+inline EpDeviceList env_ep_devices() { return EpDeviceList(); }
+
+// The DEFAULT memory of an EP device (NULL for EPs that use plain CPU memory, such as the CPU EP).
+const OrtMemoryInfo* default_memory(const OrtEpDevice* device);
+
+// ORT's default CPU allocator.
+OrtAllocator* default_allocator();
+
+// check() (api.h) with what was being done in front of ORT's message: "<context>: ONNX Runtime: ...".
+void check(OrtStatus* status, const std::string& context);
+
+// For calls whose failure is an answer rather than an error (a query a device may not support): releases the
+// status and says whether there was one.
+bool failed(OrtStatus* status) noexcept;
+
+}  // namespace ortdlpack::detail

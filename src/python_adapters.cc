@@ -1,0 +1,150 @@
+// Adapters to onnxruntime's Python API (python_adapters.h).
+#include "python_adapters.h"
+
+#include <memory>
+#include <string>
+#include <utility>
+
+#include "ep_library.h"
+#include "ort.h"
+#include "ortdlpack/api.h"
+#include "ortdlpack/device.h"
+#include "ortdlpack/dtype.h"
+#include "ortdlpack/ep.h"
+#include "ortdlpack/error.h"
+#include "ortdlpack/handle.h"
+
+namespace ortdlpack::python {
+namespace {
+
+// The OrtMemoryInfo the fields describe, or NULL when neither ORT nor an EP device of the env knows the name.
+// ORT maps its built-in allocator names ("Cpu", "Cuda", "CudaPinned", ...) to devices itself (CreateMemoryInfo);
+// a plugin EP's memory is found among the env's EP devices by name, vendor and memory type, which gives its device
+// type for CreateMemoryInfo_V2.
+std::shared_ptr<OrtMemoryInfo> resolve(const IoDeclaration::Memory& m) {
+  const OrtApi& api = ort();
+  OrtMemoryInfo* info = nullptr;
+  if (detail::failed(api.CreateMemoryInfo(m.name.c_str(), m.allocator_type, m.device_id, m.mem_type, &info))) {
+    info = nullptr;
+  }
+  for (const OrtEpDevice* device : detail::env_ep_devices()) {
+    if (info != nullptr) break;
+    const OrtMemoryInfo* ep_memory = api.EpDevice_MemoryInfo(device, m.device_mem_type);
+    if (ep_memory == nullptr) continue;
+    const detail::MemoryFields f = detail::memory_fields(ep_memory);
+    if (m.name != f.name || f.vendor_id != m.vendor_id) continue;
+    check(api.CreateMemoryInfo_V2(m.name.c_str(), f.device_type, m.vendor_id, m.device_id, m.device_mem_type, 0,
+                                  m.allocator_type, &info));
+  }
+  return std::shared_ptr<OrtMemoryInfo>(info, Releaser<OrtMemoryInfo>{});
+}
+
+IoInfo from_declaration(const IoDeclaration& d) {
+  IoInfo io;
+  io.name = d.name;
+  const std::string prefix = "tensor(";
+  io.is_tensor = d.type.size() > prefix.size() && d.type.compare(0, prefix.size(), prefix) == 0 && d.type.back() == ')';
+  if (!io.is_tensor) return io;
+  io.element_type = dtype_from_onnx_name(d.type.substr(prefix.size(), d.type.size() - prefix.size() - 1));
+  io.has_shape = d.shape.has_value();
+  if (io.has_shape) io.shape = *d.shape;
+  io.dim_names = d.dim_names;
+  io.dim_names.resize(io.shape.size());
+  return io;
+}
+
+// Element types every array library has (what a host-only binding such as numpy can carry).
+bool common_type(ONNXTensorElementDataType type) {
+  switch (type) {
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT:
+    case ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE:
+      return true;
+    default:
+      return false;
+  }
+}
+
+}  // namespace
+
+std::pair<const char*, int> onnxruntime_binding_device(const OrtMemoryInfo* memory) {
+  if (host_accessible(memory)) return {"cpu", 0};
+  const detail::MemoryFields m = detail::memory_fields(memory);
+  if (m.device_type == OrtMemoryInfoDeviceType_GPU) return {m.vendor_id == kVendorNvidia ? "cuda" : "gpu", m.device_id};
+  return {m.device_type == OrtMemoryInfoDeviceType_NPU ? "npu" : "cpu", m.device_id};
+}
+
+bool onnxruntime_wraps(DLDeviceType type) { return type == kDLCPU || type == kDLCUDA || type == kDLROCM; }
+
+const OrtEpDevice* find_ep_device(const std::string& ep_name, int64_t hardware_type, int64_t vendor_id,
+                                  int64_t device_id) {
+  const OrtApi& api = ort();
+  for (const OrtEpDevice* d : detail::env_ep_devices()) {
+    const OrtHardwareDevice* hw = api.EpDevice_Device(d);
+    if (ep_name == api.EpDevice_EpName(d) && static_cast<int64_t>(api.HardwareDevice_Type(hw)) == hardware_type &&
+        static_cast<int64_t>(api.HardwareDevice_VendorId(hw)) == vendor_id &&
+        static_cast<int64_t>(api.HardwareDevice_DeviceId(hw)) == device_id) {
+      return d;
+    }
+  }
+  throw Error(ErrorKind::kInvalidArgument, "OrtEpDevice of EP '" + ep_name + "' is not among the environment's EP devices");
+}
+
+SessionInfo session_info(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
+                         const std::vector<std::string>& providers) {
+  std::vector<const OrtEpDevice*> mine;
+  for (const std::string& p : providers) {
+    if (detail::ships_with_ort(p)) {
+      try {
+        ensure_ep(p);  // a library shipped with ORT (CUDA, ...): registered now, once
+      } catch (const Error&) {  // not there: the session's EP keeps its memory to itself, as before
+      }
+    }
+    const std::vector<const OrtEpDevice*> of = detail::ep_devices_of(p);
+    mine.insert(mine.end(), of.begin(), of.end());
+  }
+  std::vector<std::shared_ptr<OrtMemoryInfo>> owned;
+  const auto convert = [&owned](const std::vector<IoDeclaration>& declarations) {
+    std::vector<IoInfo> ios;
+    for (const IoDeclaration& d : declarations) {
+      ios.push_back(from_declaration(d));
+      if (!d.memory) continue;
+      std::shared_ptr<OrtMemoryInfo> memory = resolve(*d.memory);
+      ios.back().memory = memory.get();
+      if (memory) owned.push_back(std::move(memory));
+    }
+    return ios;
+  };
+  std::vector<IoInfo> in = convert(inputs);
+  std::vector<IoInfo> out = convert(outputs);
+  return SessionInfo(std::move(in), std::move(out), mine, std::move(owned));
+}
+
+bool cpu_only(const std::vector<std::string>& providers) {
+  return providers == std::vector<std::string>{"CPUExecutionProvider"};
+}
+
+bool host_only(const SessionInfo& info, const RunPlan& plan) {
+  for (const RunPlan::Output& out : plan.outputs) {
+    const IoInfo& io = info.outputs()[static_cast<size_t>(out.index)];
+    if (out.destination || !detail::is_cpu_memory(out.memory) || !io.is_tensor || !common_type(io.element_type)) {
+      return false;
+    }
+  }
+  for (const RunPlan::Input& in : plan.inputs) {
+    const IoInfo& io = info.inputs()[static_cast<size_t>(in.index)];
+    if (!detail::is_cpu_memory(in.bound().memory_info()) || !common_type(io.element_type)) return false;
+  }
+  return true;
+}
+
+}  // namespace ortdlpack::python

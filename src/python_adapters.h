@@ -1,0 +1,108 @@
+// Internal: what the Python binding needs from the core besides the public API — adapters to onnxruntime's Python
+// API (which names devices its own way, wraps only some memory and describes sessions as NodeArgs) and the hook
+// through which the binding finds installed EP packages. C++ users never need these.
+#pragma once
+
+#include <dlpack/dlpack.h>
+#include <onnxruntime_c_api.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "run_plan.h"
+
+namespace ortdlpack::python {
+
+// --- devices, as onnxruntime's Python API names them -------------------------------------------------------------
+
+// The device name onnxruntime's Python API uses for memory of that DLPack type ("cpu" for host memory, "cuda" for
+// CUDA and ROCm memory); nullptr when onnxruntime has none.
+const char* onnxruntime_device_name(DLDeviceType type);
+
+// How onnxruntime's Python IOBinding.bind_output names the device of `memory` (its device_type and device_id, which
+// carry no memory type and no vendor but NVIDIA's "cuda"): host-accessible memory is ("cpu", 0), where ORT then
+// allocates; GPU memory "cuda" (NVIDIA) or "gpu"; NPU memory "npu".
+std::pair<const char*, int> onnxruntime_binding_device(const OrtMemoryInfo* memory);
+
+// Whether onnxruntime's Python OrtValue.from_dlpack wraps memory of that type (CPU, CUDA, ROCm: the only public way
+// to make an onnxruntime.OrtValue over foreign memory).
+bool onnxruntime_wraps(DLDeviceType type);
+
+// Whether onnxruntime's own OrtValue.from_dlpack reads `t` (with versioned `flags`) correctly as it is: compact
+// row-major, aligned, byte_offset 0, a whole-byte element type ONNX has, writable, in memory it wraps. Such a tensor
+// is handed to it without an import of ortdlpack's own. Never throws: a malformed tensor is not plain (importing it
+// says why).
+bool is_plain(const DLTensor& t, uint64_t flags = 0) noexcept;
+
+// ORT device types and memory types by name ("cpu", "gpu", "fpga", "npu"; "default", "host_accessible"), as the
+// binding spells them. Error(kInvalidArgument) for unknown names.
+OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name);
+OrtDeviceMemoryType memory_type_from_name(const std::string& name);
+
+// The EP device of the env with that EP name and hardware device (type, vendor id, device id): how the binding finds
+// the OrtEpDevice behind an onnxruntime.OrtEpDevice, which exposes no pointer. Error(kInvalidArgument) when the env
+// has none.
+const OrtEpDevice* find_ep_device(const std::string& ep_name, int64_t hardware_type, int64_t vendor_id,
+                                  int64_t device_id);
+
+// --- sessions, as onnxruntime's Python API describes them --------------------------------------------------------
+
+// A session input or output as onnxruntime's NodeArg and OrtMemoryInfo report it: the ONNX type string
+// ("tensor(float)"), dimensions (-1 for a symbolic or unknown one, with its name), and the fields of its memory.
+struct IoDeclaration {
+  std::string name;
+  std::string type;                           // "tensor(float)", "seq(tensor(float))", ...
+  std::optional<std::vector<int64_t>> shape;  // nullopt: no shape declared
+  std::vector<std::string> dim_names;
+  struct Memory {
+    std::string name;  // the OrtMemoryInfo name ("Cpu", "Cuda", an EP's allocator name)
+    int device_id = 0;
+    OrtMemType mem_type = OrtMemTypeDefault;
+    OrtAllocatorType allocator_type = OrtDeviceAllocator;
+    OrtDeviceMemoryType device_mem_type = OrtDeviceMemoryType_DEFAULT;
+    uint32_t vendor_id = 0;
+  };
+  std::optional<Memory> memory;  // nullopt: unknown (host)
+};
+
+// The SessionInfo of an InferenceSession from its declarations. Memory is resolved to an OrtMemoryInfo owned by the
+// SessionInfo: ORT's own for the names ORT knows (CreateMemoryInfo), else the memory of the env's EP device with
+// that name, vendor and memory type; memory neither knows stays unknown (NULL, treated as host). `providers`: the
+// session's execution provider names; the env's EP devices of those EPs are the session's (an EP library the env
+// lacks is registered first, ensure_ep(): a built-in CUDA EP session's memory then has the env's allocator, data
+// transfer and streams).
+SessionInfo session_info(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
+                         const std::vector<std::string>& providers);
+
+// Whether the session runs on ORT's CPU EP alone (its providers are exactly that one): it never falls back to
+// another EP, so the binding may call onnxruntime's plain run without the fallback around it.
+bool cpu_only(const std::vector<std::string>& providers);
+
+// Every bound input is in CPU memory, no output has a destination and every output is allocated in CPU memory as
+// an element type numpy has: the binding may run the plan with onnxruntime's InferenceSession.run on numpy views
+// instead of an IOBinding.
+bool host_only(const SessionInfo& info, const RunPlan& plan);
+
+// --- installed EP packages ---------------------------------------------------------------------------------------
+
+// An installed EP package, as its installer wrote it: its folder (where its files are), the library it brings and
+// the EP names it registers.
+struct EpPackage {
+  std::string distribution;
+  std::string folder;
+  std::string library;
+  std::vector<std::string> ep_names;
+};
+
+// Lists the installed EP packages of one distribution ("onnxruntime-ep-webgpu"), or of every distribution that
+// follows the onnxruntime-ep-<name> convention when `distribution` is "". The core calls it without holding any
+// lock of its own; it must not throw (an unreadable package is left out).
+using EpPackageFinder = std::vector<EpPackage> (*)(const std::string& distribution);
+
+// Installs the finder ensure_ep() asks for EP packages (none by default: then only ORT's folder is searched).
+void set_ep_package_finder(EpPackageFinder finder);
+
+}  // namespace ortdlpack::python

@@ -1,0 +1,86 @@
+// Internal: the run plan. Every decision about one session run is made here, once, before ORT runs, with the one
+// set of error messages session.h lists: which model input each feed is, whether the session can read it where it
+// is (a feed in device memory for an input the session reads from the host is staged to the host), which outputs
+// are returned and in which order, where each is written (a caller's destination or memory ORT allocates) and
+// whether the session can write there. Session executes a plan with an OrtIoBinding; the Python ortdlpack.run binds
+// the same plan to an onnxruntime.IOBinding (or, for a host-only plan, calls InferenceSession.run).
+//
+//   ortdlpack::SessionInfo info(ort_session);   // or python::session_info() from onnxruntime's NodeArgs
+//   ortdlpack::RunPlan plan = ortdlpack::plan_run(info, feeds, {"y"}, options);
+#pragma once
+
+#include <onnxruntime_c_api.h>
+
+#include <cstddef>
+#include <memory>
+#include <string>
+#include <vector>
+
+#include "ortdlpack/session.h"
+#include "ortdlpack/tensor.h"
+#include "ortdlpack/stream.h"
+
+namespace ortdlpack {
+
+// The inputs and outputs of a session, read once. Immutable after construction, so one SessionInfo can serve
+// concurrent runs.
+class SessionInfo {
+ public:
+  // Queried from ORT. The memory infos are the session's own (the SessionInfo must not outlive the OrtSession).
+  // `ep_devices`: the EP devices the session was created with, whose memory the session can write outputs to.
+  explicit SessionInfo(const OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
+  // Assembled from parts (python::session_info): `owned` keeps the memory infos the IoInfos point at.
+  SessionInfo(std::vector<IoInfo> inputs, std::vector<IoInfo> outputs,
+              const std::vector<const OrtEpDevice*>& ep_devices, std::vector<std::shared_ptr<OrtMemoryInfo>> owned);
+
+  const std::vector<IoInfo>& inputs() const noexcept { return inputs_; }
+  const std::vector<IoInfo>& outputs() const noexcept { return outputs_; }
+  // Index of the input/output with that name, or -1.
+  int input_index(const std::string& name) const noexcept;
+  int output_index(const std::string& name) const noexcept;
+  // Whether the session can write output `io` into `memory`: host memory always (ORT copies a device output there
+  // itself); device memory where the session produces that output or of an EP device the session was created with
+  // (ORT copies to it with that EP's data transfer). Any other device memory would reach a kernel that cannot write
+  // it (a CPU kernel writing through a device pointer).
+  bool writes(const IoInfo& io, const OrtMemoryInfo* memory) const;
+
+ private:
+  std::vector<IoInfo> inputs_;
+  std::vector<IoInfo> outputs_;
+  std::vector<const OrtMemoryInfo*> ep_memory_;  // the memory of the session's EP devices (owned by ORT's env)
+  std::vector<std::shared_ptr<OrtMemoryInfo>> owned_memory_;
+};
+
+// What one run binds. It shares the feeds and destinations it was planned from (Tensors are shared owners), so it
+// stays valid whatever happens to the caller's containers.
+struct RunPlan {
+  struct Input {
+    int index = -1;  // the model input
+    Tensor feed;     // the caller's tensor
+    Tensor staged;   // a host copy of `feed` when the session reads this input from the host
+    const Tensor& bound() const noexcept { return staged ? staged : feed; }
+  };
+  struct Output {
+    int index = -1;                         // the model output
+    Tensor destination;                     // the caller's tensor ORT writes into, or empty
+    const OrtMemoryInfo* memory = nullptr;  // where ORT allocates it when there is no destination (never NULL then)
+  };
+  std::vector<Input> inputs;    // in feed order
+  std::vector<Output> outputs;  // in the order they are returned
+};
+
+// How many idle IoBindings a session keeps for reuse (Session; ortdlpack.run's onnxruntime.IOBindings): concurrent
+// runs beyond that create and release their own.
+inline constexpr size_t kIdleBindings = 8;
+
+// Plans a run of the session `info` describes on `feeds` (every model input exactly once), returning the outputs
+// named in `output_names` (empty: every model output, in model order). Stages device feeds the session reads from
+// the host (the one copy a run may make). Throws the errors session.h lists.
+RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
+                 const RunOptions& options);
+
+// Right before ORT runs a bound plan: the device work still pending on ortdlpack's streams for the bound inputs and
+// destinations (and on a caller's stream) is ordered before the run (stream.h, docs/streams.md).
+void order_before_run(const RunPlan& plan, const CallerStream* stream = nullptr);
+
+}  // namespace ortdlpack

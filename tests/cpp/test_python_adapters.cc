@@ -1,0 +1,163 @@
+// The adapters to onnxruntime's Python API (python_adapters.h): its device names, the tensors its OrtValue reads,
+// sessions from its NodeArgs, and when a run can use its plain InferenceSession.run.
+#include "python_adapters.h"
+
+#include <gtest/gtest.h>
+
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "support.h"
+#include "virtual_device_env.h"
+
+namespace ortdlpack::python {
+namespace {
+
+using test::kind_of;
+using test::host_iota;
+using test::Producer;
+
+constexpr ONNXTensorElementDataType kF32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
+
+struct SessionDeleter {
+  void operator()(OrtSession* s) const noexcept { ort().ReleaseSession(s); }
+};
+using SessionPtr = std::unique_ptr<OrtSession, SessionDeleter>;
+
+class PythonAdaptersTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { vd = test::VirtualDeviceEnv::load("ortdlpack_vd_adapters"); }
+  static void TearDownTestSuite() { vd.unload(); }
+  void SetUp() override { vd.reset_counters(); }
+
+  static inline test::VirtualDeviceEnv vd;
+  SessionPtr add_{test::make_add_session(kF32, {8})};  // Y = X + X on float[8]
+};
+
+IoDeclaration Declared(std::string name, std::string type, std::optional<std::vector<int64_t>> shape,
+                       std::vector<std::string> dim_names = {}) {
+  IoDeclaration d;
+  d.name = std::move(name);
+  d.type = std::move(type);
+  d.shape = std::move(shape);
+  d.dim_names = std::move(dim_names);
+  return d;
+}
+
+IoDeclaration::Memory MemoryOf(const OrtMemoryInfo* info) {
+  IoDeclaration::Memory m;
+  const char* name = nullptr;
+  check(ort().MemoryInfoGetName(info, &name));
+  m.name = name;
+  check(ort().MemoryInfoGetId(info, &m.device_id));
+  check(ort().MemoryInfoGetMemType(info, &m.mem_type));
+  check(ort().MemoryInfoGetType(info, &m.allocator_type));
+  m.device_mem_type = ort().MemoryInfoGetDeviceMemType(info);
+  m.vendor_id = ort().MemoryInfoGetVendorId(info);
+  return m;
+}
+
+TEST(PythonAdapters, OnnxruntimeNamesDevicesItsOwnWay) {
+  EXPECT_STREQ(onnxruntime_device_name(kDLROCM), "cuda");
+  EXPECT_EQ(onnxruntime_device_name(kDLExtDev), nullptr);
+  EXPECT_EQ(ort_device_type_from_name("npu"), OrtMemoryInfoDeviceType_NPU);
+  EXPECT_EQ(memory_type_from_name("host_accessible"), OrtDeviceMemoryType_HOST_ACCESSIBLE);
+  EXPECT_EQ(kind_of([] { ort_device_type_from_name("tpu"); }), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(kind_of([] { memory_type_from_name("pinned"); }), ErrorKind::kInvalidArgument);
+}
+
+TEST(PythonAdapters, AnEpDeviceTheEnvDoesNotHaveIsAnInvalidArgument) {
+  EXPECT_EQ(kind_of([] { find_ep_device("NoSuchEP", 0, 0, 0); }), ErrorKind::kInvalidArgument);
+}
+
+TEST(PythonAdapters, PlainTensorsAreWhatALegacyOnlyConsumerReads) {
+  auto p = Producer::make(DLDataType{kDLFloat, 32, 1}, {3, 2}, 8);
+  const DLTensor& t = p->versioned.dl_tensor;
+  EXPECT_TRUE(is_plain(t));
+  EXPECT_FALSE(is_plain(t, DLPACK_FLAG_BITMASK_READ_ONLY));
+  p->versioned.dl_tensor.byte_offset = 4;  // a consumer that ignores byte_offset would read the wrong elements
+  EXPECT_FALSE(is_plain(t));
+  p->versioned.dl_tensor.byte_offset = 0;
+  std::swap(p->strides[0], p->strides[1]);  // transposed
+  EXPECT_FALSE(is_plain(t));
+  std::swap(p->strides[0], p->strides[1]);
+  p->versioned.dl_tensor.device = DLDevice{kDLExtDev, 0};  // memory onnxruntime's Python OrtValue cannot wrap
+  EXPECT_FALSE(is_plain(t));
+  p->versioned.dl_tensor.device = DLDevice{kDLCPU, 0};
+  p->versioned.dl_tensor.dtype = DLDataType{kDLInt, 4, 1};  // packed sub-byte
+  EXPECT_FALSE(is_plain(t));
+  p->versioned.dl_tensor.ndim = -1;  // malformed: not plain, and no exception
+  EXPECT_FALSE(is_plain(t));
+}
+
+TEST_F(PythonAdaptersTest, DeclarationsGiveWhatTheSessionGives) {
+  const SessionInfo from_session(add_.get());
+  IoDeclaration x = Declared("X", "tensor(float)", std::vector<int64_t>{8});
+  x.memory = MemoryOf(memory_info(DLDevice{kDLCPU, 0}));
+  const SessionInfo declared = session_info({x}, {Declared("Y", "tensor(float)", std::vector<int64_t>{8})}, {});
+  for (const SessionInfo* info : {&from_session, &declared}) {
+    ASSERT_EQ(info->inputs().size(), 1u);
+    EXPECT_EQ(info->inputs()[0].type_string(), "float32[8]");
+    EXPECT_EQ(info->outputs()[0].element_type, kF32);
+    EXPECT_EQ(info->output_index("Y"), 0);
+  }
+  ASSERT_NE(declared.inputs()[0].memory, nullptr);  // "Cpu": ORT's own name, resolved by CreateMemoryInfo
+  EXPECT_TRUE(host_accessible(declared.inputs()[0].memory));
+  EXPECT_EQ(declared.outputs()[0].memory, nullptr);  // not declared: unknown, treated as host
+}
+
+TEST_F(PythonAdaptersTest, DeclarationsOfEveryKind) {
+  IoDeclaration unknown_memory = Declared("c", "tensor(int64)", std::vector<int64_t>{});
+  unknown_memory.memory = IoDeclaration::Memory{"NoSuchAllocator"};
+  IoDeclaration device = Declared("d", "tensor(float)", std::vector<int64_t>{1});
+  device.memory = MemoryOf(vd.memory(1));
+  const SessionInfo info = session_info({Declared("a", "tensor(float8e4m3fn)", std::vector<int64_t>{-1, 3}, {"N", ""}),
+                                         Declared("b", "tensor(double)", std::nullopt), unknown_memory, device},
+                                        {Declared("s", "seq(tensor(float))", std::nullopt)}, {});
+  EXPECT_EQ(info.inputs()[0].type_string(), "float8_e4m3fn[N,3]");
+  EXPECT_EQ(info.inputs()[1].type_string(), "float64[any shape]");
+  EXPECT_EQ(info.inputs()[2].type_string(), "int64[]");
+  EXPECT_EQ(info.inputs()[2].memory, nullptr);  // neither ORT nor an EP device knows it
+  ASSERT_NE(info.inputs()[3].memory, nullptr);  // the plugin's memory, found among the env's EP devices
+  EXPECT_FALSE(host_accessible(info.inputs()[3].memory));
+  EXPECT_EQ(to_dlpack_device(info.inputs()[3].memory).device_id, 1);
+  EXPECT_FALSE(info.outputs()[0].is_tensor);
+  EXPECT_EQ(info.outputs()[0].type_string(), "a non-tensor value");
+}
+
+TEST_F(PythonAdaptersTest, CpuOnlyIsTheCpuEpAlone) {
+  EXPECT_TRUE(cpu_only({"CPUExecutionProvider"}));
+  EXPECT_FALSE(cpu_only({"VirtualDeviceEP", "CPUExecutionProvider"}));
+  EXPECT_FALSE(cpu_only({}));  // providers unknown
+}
+
+TEST_F(PythonAdaptersTest, HostOnlyIsAPlainHostRun) {
+  const SessionInfo info(add_.get());
+  Tensor x = host_iota(8);
+  RunPlan plan = plan_run(info, {{"X", x}}, {}, {});  // the plan outlives the Feeds it was made from: it shares x
+  EXPECT_TRUE(host_only(info, plan));
+  ASSERT_EQ(plan.outputs.size(), 1u);
+  EXPECT_TRUE(host_accessible(plan.outputs[0].memory));
+  EXPECT_EQ(plan.inputs[0].bound().ort_value(), x.ort_value());  // bound where it is
+
+  RunOptions into;
+  into.destinations = {{"Y", host_iota(8)}};
+  EXPECT_FALSE(host_only(info, plan_run(info, {{"X", x}}, {}, into)));  // a destination needs an IoBinding
+}
+
+TEST_F(PythonAdaptersTest, ASessionWritesTheMemoryOfItsEpDevices) {
+  const std::vector<IoDeclaration> in{Declared("X", "tensor(float)", std::vector<int64_t>{8})};
+  const std::vector<IoDeclaration> out{Declared("Y", "tensor(float)", std::vector<int64_t>{8})};
+  const SessionInfo cpu = session_info(in, out, {"CPUExecutionProvider"});
+  const SessionInfo with_ep = session_info(in, out, {ORTDLPACK_VD_EP_NAME, "CPUExecutionProvider"});
+  const IoInfo& y = with_ep.outputs()[0];
+  EXPECT_FALSE(cpu.writes(y, vd.memory(0)));
+  EXPECT_TRUE(with_ep.writes(y, vd.memory(0)));
+  EXPECT_TRUE(with_ep.writes(y, vd.memory(1, OrtDeviceMemoryType_HOST_ACCESSIBLE)));
+  EXPECT_TRUE(cpu.writes(y, memory_info(DLDevice{kDLCPU, 0})));
+}
+
+}  // namespace
+}  // namespace ortdlpack::python
