@@ -12,7 +12,9 @@
 #include <string>
 
 #include "ep_library.h"
+#include "python_adapters.h"
 #include "ortdlpack/ortdlpack.h"
+#include "support.h"
 
 namespace fs = std::filesystem;
 using namespace ortdlpack;
@@ -139,3 +141,77 @@ TEST(EpLibrary, CallerNamedFolderIsUsedOnceAndTheEpIsChecked) {
   set_ep_library_dir("");
   EXPECT_EQ(fs::canonical(ep_library_dir()), fs::canonical(ORTDLPACK_TEST_ORT_LIB_DIR));
 }
+
+// --- EP packages (onnxruntime-ep-*), as a binding's finder reports them (python_adapters.h) ---------------------
+
+namespace {
+
+std::vector<python::EpPackage> g_packages;  // what the test finder reports
+std::vector<python::EpPackage> test_finder(const std::string& distribution) {
+  std::vector<python::EpPackage> found;
+  for (const python::EpPackage& p : g_packages) {
+    if (distribution.empty() || p.distribution == distribution) found.push_back(p);
+  }
+  return found;
+}
+
+// A package folder holding a copy of the virtual device library (a real EP library, found as a package's).
+python::EpPackage package(const char* tag, const char* distribution, std::vector<std::string> ep_names) {
+  const fs::path dir = temp_dir(tag);
+  fs::copy_file(ORTDLPACK_VD_PATH, dir / "libplugin.so", fs::copy_options::overwrite_existing);
+  return {distribution, dir.string(), (dir / "libplugin.so").string(), std::move(ep_names)};
+}
+
+struct Finder {
+  explicit Finder(std::vector<python::EpPackage> packages) {
+    g_packages = std::move(packages);
+    python::set_ep_package_finder(&test_finder);
+  }
+  ~Finder() {
+    python::set_ep_package_finder(nullptr);
+    g_packages.clear();
+  }
+};
+
+}  // namespace
+
+TEST(EpLibrary, AnEmptyNameIsRefused) { EXPECT_EQ(test::kind_of([] { ensure_ep(""); }), ErrorKind::kInvalidArgument); }
+
+TEST(EpLibrary, TheCpuEpIsBuiltIn) {
+  EXPECT_EQ(ensure_ep("cpu"), "CPUExecutionProvider");
+  EXPECT_EQ(ensure_ep("CPUExecutionProvider"), "CPUExecutionProvider");
+}
+
+TEST(EpLibrary, AMissingPackageSaysWhatToInstall) {
+  const Finder none({});
+  const std::string m = error_of([] { ensure_ep("mlx"); });
+  EXPECT_NE(m.find("no installed onnxruntime-ep-mlx"), std::string::npos) << m;
+  EXPECT_NE(m.find("pip install onnxruntime-ep-mlx"), std::string::npos) << m;
+}
+
+TEST(EpLibrary, APackagesLibraryMustBeAFileOfItsOwnFolder) {
+  python::EpPackage outside = package("outside", "onnxruntime-ep-webgpu", {"WebGpuExecutionProvider"});
+  const std::string real = outside.library;
+  outside.folder = temp_dir("elsewhere").string();
+  python::EpPackage dotted = outside;
+  dotted.library = dotted.folder + "/../" + fs::path(real).parent_path().filename().string() + "/libplugin.so";
+  const Finder finder({outside, dotted});
+  const std::string m = error_of([] { ensure_ep("webgpu"); });
+  EXPECT_NE(m.find("is not a file of its own folder"), std::string::npos) << m;
+  EXPECT_EQ(maps().find(real), std::string::npos) << "a library outside its package was loaded";
+}
+
+TEST(EpLibrary, APackageMustBringTheEpItIsInstalledFor) {
+  const Finder finder({package("wrong_ep", "onnxruntime-ep-nv-tensorrt-rtx-cu13", {"VirtualDeviceEP"})});
+  const std::string m = error_of([] { ensure_ep("tensorrt_rtx"); });
+  EXPECT_NE(m.find("registers no 'NvTensorRTRTXExecutionProvider'"), std::string::npos) << m;
+}
+
+TEST(EpLibrary, AnEpNoRowKnowsIsFoundAsThePackageNamedForIt) {
+  const python::EpPackage p = package("named", "onnxruntime-ep-virtual-device", {"VirtualDeviceEP"});
+  const Finder finder({p});
+  EXPECT_EQ(ensure_ep("virtual_device"), "VirtualDeviceEP");  // onnxruntime-ep-virtual-device, by its EP's name
+  EXPECT_FALSE(select_ep_devices("VirtualDeviceEP", {}).empty());
+  EXPECT_EQ(test::kind_of([] { ensure_ep("no_such_thing"); }), ErrorKind::kInvalidArgument);
+}
+
