@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Idempotent set-up from the registries alone: Debian build tools, the pinned Python environment (.venv), the C++
+# Idempotent set-up from the registries alone: Debian build tools, the Vulkan loader and Mesa's software Vulkan driver
+# (what the WebGPU EP runs on without a GPU), the pinned Python environment (.venv), the C++
 # build (build/; CMake fetches the pinned ORT SDK and dlpack.h into the per-user cache, see docs/DEPENDENCIES.md) and
 # the Python package. Each step says what it does and how long it took; a run with nothing to do prints one line.
 set -euo pipefail
