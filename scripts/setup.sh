@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# Idempotent set-up from the registries alone: Debian build tools, the pinned Python environment (.venv), the C++
+# Idempotent set-up from the registries alone: Debian build tools, the Vulkan loader and Mesa's software Vulkan driver
+# (what the WebGPU EP runs on without a GPU), the pinned Python environment (.venv), the C++
 # build (build/; CMake fetches the pinned ORT SDK and dlpack.h into the per-user cache, see docs/DEPENDENCIES.md) and
 # the Python package. Each step says what it does and how long it took; a run with nothing to do prints one line.
 set -euo pipefail
@@ -22,6 +23,50 @@ if ((${#missing[@]})); then
   step_start "installing Debian packages: ${missing[*]}"
   sudo_if_needed apt-get update -qq
   sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq "${missing[@]}"
+  step_done
+fi
+
+# --- Vulkan loader + Mesa's lavapipe (a software Vulkan driver): what the WebGPU EP needs without a GPU --------------
+# Dawn (the EP's WebGPU) refuses Debian 12's own Mesa 22.3 ("Vulkan shaderUniform*ArrayDynamicIndexing required",
+# "No supported adapters") and works with Mesa 25. Debian 12 has Mesa 25 only in bookworm-backports:
+# apt reads a sources list of the project's own, with its own package lists and cache under the per-user cache, so
+# the system's apt sources and lists are never touched. Mesa's other packages (libgl1-mesa-dri, ...) follow to 25.
+# Elsewhere the system's own suites are used (Debian 13 has Mesa 25), whatever version they have.
+codename=$(. /etc/os-release && echo "${VERSION_CODENAME:-}")
+mesa_min=0
+[[ $codename == bookworm ]] && mesa_min=25
+installed() { [[ $(dpkg-query -W -f='${Status}' "$1" 2>/dev/null) == "install ok installed" ]]; }
+mesa_version() { dpkg-query -W -f='${Version}' mesa-vulkan-drivers 2>/dev/null; }
+mesa_ok() { installed libvulkan1 && installed mesa-vulkan-drivers && dpkg --compare-versions "$(mesa_version)" ge "$mesa_min"; }
+if ! mesa_ok; then
+  if [[ $codename == bookworm ]]; then
+    step_start "installing libvulkan1 and mesa-vulkan-drivers >= $mesa_min (lavapipe) from bookworm-backports" \
+               "(the system's apt sources stay untouched)"
+    aptdir=${ORTDLPACK_DEPS_DIR:-${XDG_CACHE_HOME:-$HOME/.cache}/ortdlpack}/apt
+    mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial"
+    keyring=/usr/share/keyrings/debian-archive-keyring.gpg
+    for suite in debian/bookworm debian/bookworm-updates debian-security/bookworm-security debian/bookworm-backports; do
+      echo "deb [signed-by=$keyring] http://deb.debian.org/${suite%%/*} ${suite#*/} main"
+    done > "$aptdir/sources.list"
+    # apt's download user (_apt) cannot enter a home directory: it downloads as root, the files checked against the
+    # archive's signatures as always. apt's and dpkg's lines go to $aptdir/install.log (shown whole if it fails).
+    apt_own=(-o "Dir::Etc::sourcelist=$aptdir/sources.list" -o Dir::Etc::sourceparts=-
+             -o "Dir::State::Lists=$aptdir/lists" -o "Dir::Cache=$aptdir/cache" -o APT::Sandbox::User=root)
+    if ! { sudo_if_needed apt-get "${apt_own[@]}" update -qq &&
+           sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get "${apt_own[@]}" install -y -qq \
+             --no-install-recommends -t bookworm-backports libvulkan1 mesa-vulkan-drivers; } > "$aptdir/install.log" 2>&1
+    then
+      cat "$aptdir/install.log"
+      exit 1
+    fi
+  else
+    step_start "installing libvulkan1 and mesa-vulkan-drivers (lavapipe) from the system's apt sources"
+    sudo_if_needed apt-get update -qq
+    sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends \
+      libvulkan1 mesa-vulkan-drivers
+  fi
+  mesa_ok || { echo "setup: mesa-vulkan-drivers $(mesa_version) is older than $mesa_min"; exit 1; }
+  echo "setup:   mesa-vulkan-drivers $(mesa_version)"
   step_done
 fi
 
