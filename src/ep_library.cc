@@ -106,7 +106,10 @@ void register_once(const std::string& path, const std::string& ep_name, const ch
     return;
   }
   std::string why;
-  if (OrtStatus* status = ort().RegisterExecutionProviderLibrary(env(), ep_name.c_str(), path.c_str())) {
+  // A name of ortdlpack's own: registering under a name already taken fails, and a failed second registration
+  // leaves some EPs broken (the WebGPU EP on ORT 1.31+), so ortdlpack never competes for the user's names.
+  const std::string registration = "ortdlpack:" + ep_name;
+  if (OrtStatus* status = ort().RegisterExecutionProviderLibrary(env(), registration.c_str(), path.c_str())) {
     why = "registering " + path + " failed: " + ort().GetErrorMessage(status);
     detail::failed(status);
   } else if (!env_has_ep(ep_name)) {

@@ -45,11 +45,12 @@ constexpr EpRow kRows[] = {
      StreamBackend::kCudaRuntime,
      "user_compute_stream",
      true},
-    // The TensorRT RTX EP (a package of its own, CUDA 12 and 13 builds) allocates CUDA memory itself.
+    // The TensorRT RTX EP (a package of its own, CUDA 12 and 13 builds) allocates CUDA memory itself. Its package
+    // must be imported for its library to load (it links its bundled TensorRT and CUDA runtime): the finder does.
     {"NvTensorRTRTXExecutionProvider",
      {"tensorrt_rtx", "nv_tensorrt_rtx", "NvTensorRtRtx"},
      kVendorNvidia,
-     {{"Cuda", kGpu, kDefault, kDLCUDA}, {"CudaPinned", kGpu, kHost, kDLCUDAHost}},
+     {{"TensorRTRTX", kGpu, kDefault, kDLCUDA}, {"TensorRTRTX host accessible", kGpu, kHost, kDLCUDAHost}},
      nullptr,
      {"onnxruntime-ep-nv-tensorrt-rtx-cu13", "onnxruntime-ep-nv-tensorrt-rtx-cu12", "onnxruntime-ep-nv-tensorrt-rtx"},
      "pip install onnxruntime-ep-nv-tensorrt-rtx-cu13 (or -cu12)",
@@ -69,7 +70,8 @@ constexpr EpRow kRows[] = {
      StreamBackend::kNone,
      nullptr,
      false},
-    // Intel: onnxruntime-openvino ships the library next to ORT; onnxruntime-ep-openvino is the plugin package.
+    // Intel: onnxruntime-openvino ships the library next to ORT; onnxruntime-ep-openvino is the plugin package (whose
+    // tensors live in host-accessible memory: kDLCPU). Intel GPU memory, where an EP exposes it, is oneAPI's.
     {"OpenVINOExecutionProvider",
      {"openvino", "OpenVINO"},
      kVendorIntel,
@@ -81,7 +83,8 @@ constexpr EpRow kRows[] = {
      StreamBackend::kNone,
      nullptr,
      false},
-    // Apple: Metal memory (the MLX EP).
+    // Apple: the MLX EP keeps its I/O in CPU memory (unified memory: kDLCPU); Apple GPU memory, where an EP
+    // exposes it, is Metal's.
     {"MLXExecutionProvider",
      {"mlx", "MLX"},
      kVendorApple,

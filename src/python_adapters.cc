@@ -46,7 +46,9 @@ IoInfo from_declaration(const IoDeclaration& d) {
   io.is_tensor = d.type.size() > prefix.size() && d.type.compare(0, prefix.size(), prefix) == 0 && d.type.back() == ')';
   if (!io.is_tensor) return io;
   io.element_type = dtype_from_onnx_name(d.type.substr(prefix.size(), d.type.size() - prefix.size() - 1));
-  io.has_shape = d.shape.has_value();
+  // onnxruntime's NodeArg shows both a scalar and a value of unknown rank as []: any rank is accepted then (ORT
+  // checks a scalar's rank itself when it runs).
+  io.has_shape = d.shape.has_value() && !d.shape->empty();
   if (io.has_shape) io.shape = *d.shape;
   io.dim_names = d.dim_names;
   io.dim_names.resize(io.shape.size());

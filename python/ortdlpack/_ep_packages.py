@@ -57,13 +57,22 @@ def _package(dist: metadata.Distribution) -> tuple[str, str, str, list[str]] | N
         return None
     name, init = found
     module = _load(name, init)
-    if module is None or not hasattr(module, "get_library_path"):
+    if module is None:
+        return None
+    # The convention (get_library_path, get_ep_names / get_ep_name) and the older one onnxruntime-ep-mlx keeps
+    # (library_path, ep_name / EP_NAME).
+    library_path = getattr(module, "get_library_path", None) or getattr(module, "library_path", None)
+    if library_path is None:
         return None
     if hasattr(module, "get_ep_names"):
         ep_names = [str(n) for n in module.get_ep_names()]
+    elif hasattr(module, "get_ep_name") or hasattr(module, "ep_name"):
+        ep_names = [str((getattr(module, "get_ep_name", None) or module.ep_name)())]
+    elif hasattr(module, "EP_NAME"):
+        ep_names = [str(module.EP_NAME)]
     else:
-        ep_names = [str(module.get_ep_name())]
-    library = os.path.realpath(str(module.get_library_path()))
+        return None
+    library = os.path.realpath(str(library_path()))
     return dist.metadata["Name"], os.path.dirname(init), library, ep_names
 
 

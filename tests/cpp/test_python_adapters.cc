@@ -118,7 +118,7 @@ TEST_F(PythonAdaptersTest, DeclarationsOfEveryKind) {
                                         {Declared("s", "seq(tensor(float))", std::nullopt)}, {});
   EXPECT_EQ(info.inputs()[0].type_string(), "float8_e4m3fn[N,3]");
   EXPECT_EQ(info.inputs()[1].type_string(), "float64[any shape]");
-  EXPECT_EQ(info.inputs()[2].type_string(), "int64[]");
+  EXPECT_EQ(info.inputs()[2].type_string(), "int64[any shape]");  // NodeArg's [] is a scalar or an unknown rank
   EXPECT_EQ(info.inputs()[2].memory, nullptr);  // neither ORT nor an EP device knows it
   ASSERT_NE(info.inputs()[3].memory, nullptr);  // the plugin's memory, found among the env's EP devices
   EXPECT_FALSE(host_accessible(info.inputs()[3].memory));
@@ -145,6 +145,14 @@ TEST_F(PythonAdaptersTest, HostOnlyIsAPlainHostRun) {
   RunOptions into;
   into.destinations = {{"Y", host_iota(8)}};
   EXPECT_FALSE(host_only(info, plan_run(info, {{"X", x}}, {}, into)));  // a destination needs an IoBinding
+}
+
+TEST_F(PythonAdaptersTest, ANodeArgWithoutDimensionsTakesAnyRank) {
+  // onnxruntime shows an input declared without a shape as [], like a scalar: the plan must not refuse its feeds.
+  const SessionInfo info = session_info({Declared("X", "tensor(float)", std::vector<int64_t>{})},
+                                        {Declared("Y", "tensor(float)", std::nullopt)}, {});
+  const RunPlan plan = plan_run(info, {{"X", host_iota(8)}}, {}, {});
+  EXPECT_EQ(plan.inputs.size(), 1u);
 }
 
 TEST_F(PythonAdaptersTest, ASessionWritesTheMemoryOfItsEpDevices) {
