@@ -48,30 +48,47 @@ const DlName* dl_row(DLDeviceType t) {
   return nullptr;
 }
 
+std::string upper(const char* s) {
+  std::string r = s;
+  for (char& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
+  return r;
+}
+
 // ORT's device types and memory types, named as bindings spell them (messages print them upper-case).
-struct OrtDeviceName {
-  OrtMemoryInfoDeviceType type;
+template <class T>
+struct Named {
+  T value;
   const char* name;
 };
-constexpr OrtDeviceName kOrtDeviceNames[] = {
+constexpr Named<OrtMemoryInfoDeviceType> kOrtDeviceNames[] = {
     {OrtMemoryInfoDeviceType_CPU, "cpu"},
     {OrtMemoryInfoDeviceType_GPU, "gpu"},
     {OrtMemoryInfoDeviceType_FPGA, "fpga"},
     {OrtMemoryInfoDeviceType_NPU, "npu"},
 };
-struct MemoryTypeName {
-  OrtDeviceMemoryType type;
-  const char* name;
-};
-constexpr MemoryTypeName kMemoryTypeNames[] = {
+constexpr Named<OrtDeviceMemoryType> kMemoryTypeNames[] = {
     {OrtDeviceMemoryType_DEFAULT, "default"},
     {OrtDeviceMemoryType_HOST_ACCESSIBLE, "host_accessible"},
 };
 
-std::string upper(const char* s) {
-  std::string r = s;
-  for (char& c : r) c = static_cast<char>(std::toupper(static_cast<unsigned char>(c)));
-  return r;
+// The upper-case name of `value` in `rows` (messages), or `unknown`.
+template <class T, size_t N>
+std::string upper_name(const Named<T> (&rows)[N], T value, const char* unknown) {
+  for (const Named<T>& n : rows) {
+    if (n.value == value) return upper(n.name);
+  }
+  return unknown;
+}
+
+// The value named `name` in `rows`; Error(kInvalidArgument) listing the names otherwise.
+template <class T, size_t N>
+T value_named(const Named<T> (&rows)[N], const std::string& name, const char* what) {
+  std::string names;
+  for (const Named<T>& n : rows) {
+    if (name == n.name) return n.value;
+    names += (names.empty() ? "" : ", ") + std::string(n.name);
+  }
+  throw Error(ErrorKind::kInvalidArgument, "unknown " + std::string(what) + " '" + name + "' (" + names + ")");
 }
 
 }  // namespace
@@ -113,15 +130,9 @@ std::string describe_memory(const OrtMemoryInfo* info) {
   const detail::MemoryFields m = detail::memory_fields(info);
   char vendor[16];
   std::snprintf(vendor, sizeof vendor, "0x%04X", m.vendor_id);
-  std::string type = "unknown device type", memory = "unknown";
-  for (const OrtDeviceName& n : kOrtDeviceNames) {
-    if (n.type == m.device_type) type = upper(n.name);
-  }
-  for (const MemoryTypeName& n : kMemoryTypeNames) {
-    if (n.type == m.memory_type) memory = upper(n.name);
-  }
-  return std::string(*m.name ? m.name : "?") + ":" + std::to_string(m.device_id) + " (" + type + ", vendor " + vendor +
-         ", " + memory + " memory)";
+  return std::string(*m.name ? m.name : "?") + ":" + std::to_string(m.device_id) + " (" +
+         upper_name(kOrtDeviceNames, m.device_type, "unknown device type") + ", vendor " + vendor + ", " +
+         upper_name(kMemoryTypeNames, m.memory_type, "unknown") + " memory)";
 }
 
 std::string describe_device(DLDevice device) {
@@ -138,17 +149,11 @@ const char* onnxruntime_device_name(DLDeviceType type) {
 }
 
 OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name) {
-  for (const OrtDeviceName& n : kOrtDeviceNames) {
-    if (name == n.name) return n.type;
-  }
-  throw Error(ErrorKind::kInvalidArgument, "unknown ORT device type '" + name + "' (cpu, gpu, fpga, npu)");
+  return value_named(kOrtDeviceNames, name, "ORT device type");
 }
 
 OrtDeviceMemoryType memory_type_from_name(const std::string& name) {
-  for (const MemoryTypeName& n : kMemoryTypeNames) {
-    if (name == n.name) return n.type;
-  }
-  throw Error(ErrorKind::kInvalidArgument, "unknown memory type '" + name + "' (default, host_accessible)");
+  return value_named(kMemoryTypeNames, name, "memory type");
 }
 
 }  // namespace python

@@ -42,6 +42,13 @@ class OrtEnvironment : public ::testing::Environment {
 
 using examples::make_add_session;
 
+// A host int32[2, 3] tensor holding 0..5.
+inline Tensor host_int32_2x3() {
+  Tensor t = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, {2, 3}, DLDevice{kDLCPU, 0});
+  for (int i = 0; i < 6; ++i) static_cast<int32_t*>(t.data())[i] = i;
+  return t;
+}
+
 // Protobuf fields (wire types varint and length-delimited): enough to write a tiny ONNX model without a protobuf
 // library or a file in the repo, for the sessions the core creates from model bytes (SessionConfig).
 inline std::string pb_varint(uint64_t v) {

@@ -15,16 +15,12 @@
 namespace ortdlpack {
 namespace {
 
-Tensor host_tensor() {
-  Tensor t = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, {2, 3}, DLDevice{kDLCPU, 0});
-  for (int i = 0; i < 6; ++i) static_cast<int32_t*>(t.data())[i] = i;
-  return t;
-}
+using test::host_int32_2x3;
 
 using test::kind_of;
 
 TEST(Placement, ATensorAlreadyThereIsItselfUnlessACopyIsAskedFor) {
-  const Tensor t = host_tensor();
+  const Tensor t = host_int32_2x3();
   for (const Target& target : {Target::anywhere(), Target::host(), Target::on(DLDevice{kDLCPU, 0}),
                                Target::in(t.memory_info()), Target::in(memory_info(DLDevice{kDLCPU, 0}))}) {
     for (CopyMode mode : {CopyMode::kNever, CopyMode::kIfNeeded}) {
@@ -42,7 +38,7 @@ TEST(Placement, ATensorAlreadyThereIsItselfUnlessACopyIsAskedFor) {
 }
 
 TEST(Placement, ACopyThatIsNotAllowedIsCopyRequired) {
-  const Tensor t = host_tensor();
+  const Tensor t = host_int32_2x3();
   // No CUDA here: the decision (a copy is needed) comes before any destination memory is looked up.
   EXPECT_EQ(kind_of([&] { place(t, Target::on(DLDevice{kDLCUDA, 0}), CopyMode::kNever, "test"); }),
             ErrorKind::kCopyRequired);
@@ -57,7 +53,7 @@ TEST(Placement, ACopyRunsThroughTheRunnerAndOnlyACopy) {
     ++runs;
     copy();
   };
-  const Tensor t = host_tensor();
+  const Tensor t = host_int32_2x3();
   EXPECT_FALSE(place(t, Target::host(), CopyMode::kIfNeeded, "test", nullptr, count).copied);
   EXPECT_EQ(runs, 0);  // no copy: the runner (a binding's lock release) is not called
   const Placed p = place(t, Target::host(), CopyMode::kAlways, "test", nullptr, count);

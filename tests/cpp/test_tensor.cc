@@ -11,14 +11,10 @@
 namespace ortdlpack {
 namespace {
 
-Tensor host_tensor() {
-  Tensor t = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, {2, 3}, DLDevice{kDLCPU, 0});
-  for (int i = 0; i < 6; ++i) static_cast<int32_t*>(t.data())[i] = i;
-  return t;
-}
+using test::host_int32_2x3;
 
 TEST(Tensor, MetadataIsHeld) {
-  const Tensor t = host_tensor();
+  const Tensor t = host_int32_2x3();
   EXPECT_EQ(t.element_type(), ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32);
   EXPECT_EQ(t.shape(), (std::vector<int64_t>{2, 3}));
   EXPECT_EQ(t.element_count(), 6u);
@@ -32,7 +28,7 @@ TEST(Tensor, MetadataIsHeld) {
 }
 
 TEST(Tensor, CopiesShareOneOrtValue) {
-  Tensor a = host_tensor();
+  Tensor a = host_int32_2x3();
   EXPECT_EQ(a.use_count(), 1);
   {
     const Tensor b = a;
@@ -45,7 +41,7 @@ TEST(Tensor, CopiesShareOneOrtValue) {
 TEST(Tensor, ANullOrNonTensorValueIsAnInvalidArgument) {
   EXPECT_EQ(test::kind_of([] { Tensor(nullptr); }), ErrorKind::kInvalidArgument);
   // A sequence of one tensor: a value, but not a tensor (the Tensor releases it).
-  const Tensor item = host_tensor();
+  const Tensor item = host_int32_2x3();
   OrtValue* seq = nullptr;
   const OrtValue* items[] = {item.ort_value()};
   check(ort().CreateValue(items, 1, ONNX_TYPE_SEQUENCE, &seq));
