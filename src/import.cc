@@ -32,20 +32,22 @@ struct Layout {
   bool aligned;      // data aligned to the element's scalar size
 };
 
-Layout validate(const DLTensor& t, uint64_t flags, const ImportOptions& options) {
+// The header fields: ndim, shape, device id, dtype and its flags.
+void validate_header(const DLTensor& t, uint64_t flags, const ImportOptions& options, Layout& l) {
   if (t.ndim < 0 || t.ndim > kMaxNdim) {
     invalid("ndim " + std::to_string(t.ndim) + " is out of range [0, " + std::to_string(kMaxNdim) + "]");
   }
   if (t.ndim > 0 && t.shape == nullptr) invalid("shape is NULL with ndim " + std::to_string(t.ndim));
   if (t.device.device_id < 0) invalid("device_id " + std::to_string(t.device.device_id) + " is negative");
-  Layout l{};
   l.type = from_dlpack_dtype(t.dtype, options.uint8_as_bool);
-  const uint32_t bits = t.dtype.bits;
-  if (bits < 8 && (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED)) {
+  if (t.dtype.bits < 8 && (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED)) {
     throw Error(ErrorKind::kUnsupported, "DLPack padded sub-byte tensors are not supported (ONNX packs them)");
   }
+}
 
-  // Element count and byte size must fit ORT's int64 sizes. A zero dim makes the tensor empty whatever the others.
+// Element count and byte size, which must fit ORT's int64 sizes. A zero dim makes the tensor empty whatever the
+// others.
+void validate_sizes(const DLTensor& t, Layout& l) {
   bool empty = false;
   for (int32_t i = 0; i < t.ndim; ++i) {
     if (t.shape[i] < 0) invalid("shape[" + std::to_string(i) + "] = " + std::to_string(t.shape[i]) + " is negative");
@@ -59,14 +61,51 @@ Layout validate(const DLTensor& t, uint64_t flags, const ImportOptions& options)
     }
   }
   uint64_t total_bits = 0;
-  if (__builtin_mul_overflow(count, static_cast<uint64_t>(bits), &total_bits) || (total_bits + 7) / 8 > kMax) {
+  if (__builtin_mul_overflow(count, static_cast<uint64_t>(t.dtype.bits), &total_bits) || (total_bits + 7) / 8 > kMax) {
     invalid("shape: the byte size overflows int64");
   }
   l.count = static_cast<size_t>(count);
   l.bytes = static_cast<size_t>((total_bits + 7) / 8);
+}
 
+// Row-major with no gaps (any stride on size-1 dims; NULL strides are row-major). The shape was validated.
+bool compact(const DLTensor& t) {
+  if (t.strides == nullptr) return true;
+  int64_t expected = 1;
+  for (int32_t i = t.ndim - 1; i >= 0; --i) {
+    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
+    expected *= t.shape[i];  // cannot overflow: bounded by the element count
+  }
+  return true;
+}
+
+// For a strided tensor with elements at `address`: every addressed element lies in the address space. The buffer's
+// extent is unknown to a consumer; what can be checked is that the lowest and highest addressed offsets neither
+// overflow nor wrap around.
+void check_address_range(const DLTensor& t, uintptr_t address) {
+  const int64_t elem = static_cast<int64_t>(t.dtype.bits / 8);
+  int64_t lo = 0, hi = 0;
+  for (int32_t i = 0; i < t.ndim; ++i) {
+    int64_t reach = 0;
+    if (__builtin_mul_overflow(t.shape[i] - 1, t.strides[i], &reach) || __builtin_mul_overflow(reach, elem, &reach) ||
+        __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi)) {
+      invalid("strides[" + std::to_string(i) + "] = " + std::to_string(t.strides[i]) + " overflows the address range");
+    }
+  }
+  uintptr_t last = 0;
+  // -lo in unsigned arithmetic: lo may be INT64_MIN, whose negation overflows int64.
+  if (0 - static_cast<uint64_t>(lo) > address || __builtin_add_overflow(address, static_cast<uint64_t>(hi) + elem, &last)) {
+    invalid("strides address memory outside the address space");
+  }
+}
+
+// Every field of a DLPack tensor from outside, and what the import needs to know about its layout.
+Layout validate(const DLTensor& t, uint64_t flags, const ImportOptions& options) {
+  Layout l{};
+  validate_header(t, flags, options, l);
+  validate_sizes(t, l);
   if (t.data == nullptr) {
-    if (count != 0) invalid("data is NULL for a tensor of " + std::to_string(count) + " elements");
+    if (l.count != 0) invalid("data is NULL for a tensor of " + std::to_string(l.count) + " elements");
     l.compact = l.aligned = true;
     return l;
   }
@@ -75,46 +114,22 @@ Layout validate(const DLTensor& t, uint64_t flags, const ImportOptions& options)
     invalid("byte_offset " + std::to_string(t.byte_offset) + " overflows the data pointer");
   }
   l.data = reinterpret_cast<char*>(address);
-  if (count == 0) {
+  if (l.count == 0) {
     l.compact = l.aligned = true;
     return l;
   }
-
-  l.compact = true;
-  if (t.strides != nullptr) {
-    int64_t expected = 1;
-    for (int32_t i = t.ndim - 1; i >= 0; --i) {
-      if (t.shape[i] != 1 && t.strides[i] != expected) l.compact = false;
-      expected *= t.shape[i];  // cannot overflow: bounded by count
-    }
-  }
+  const uint32_t bits = t.dtype.bits;
   if (bits < 8) {
-    if (!l.compact) throw Error(ErrorKind::kUnsupported, "DLPack strided packed sub-byte tensors are not supported");
+    // Packed sub-byte elements: compact only (strides count elements, which do not start on byte boundaries).
+    if (!compact(t)) throw Error(ErrorKind::kUnsupported, "DLPack strided packed sub-byte tensors are not supported");
+    l.compact = true;
     l.aligned = true;
     return l;
   }
   const size_t scalar = (t.dtype.code == kDLComplex ? bits / 2 : bits) / 8;
   l.aligned = address % scalar == 0;
-
-  if (!l.compact) {
-    // The buffer's extent is unknown to a consumer; what can be checked is that every addressed element lies in
-    // the address space: the lowest and highest offsets neither overflow nor wrap around.
-    const int64_t elem = static_cast<int64_t>(bits / 8);
-    int64_t lo = 0, hi = 0;
-    for (int32_t i = 0; i < t.ndim; ++i) {
-      int64_t reach = 0;
-      if (__builtin_mul_overflow(t.shape[i] - 1, t.strides[i], &reach) ||
-          __builtin_mul_overflow(reach, elem, &reach) ||
-          __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi)) {
-        invalid("strides[" + std::to_string(i) + "] = " + std::to_string(t.strides[i]) + " overflows the address range");
-      }
-    }
-    uintptr_t last = 0;
-    // -lo in unsigned arithmetic: lo may be INT64_MIN, whose negation overflows int64.
-    if (0 - static_cast<uint64_t>(lo) > address || __builtin_add_overflow(address, static_cast<uint64_t>(hi) + elem, &last)) {
-      invalid("strides address memory outside the address space");
-    }
-  }
+  l.compact = compact(t);
+  if (!l.compact) check_address_range(t, address);
   return l;
 }
 

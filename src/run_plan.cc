@@ -8,6 +8,7 @@
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
+#include "ortdlpack/placement.h"
 #include "ortdlpack/stream.h"
 #include "ortdlpack/transfer.h"
 
@@ -225,7 +226,7 @@ void plan_staging(const SessionInfo& info, RunPlan& plan) {
   for (RunPlan::Input& in : plan.inputs) {
     const IoInfo& io = info.inputs()[static_cast<size_t>(in.index)];
     if ((io.memory == nullptr || host_accessible(io.memory)) && !in.feed.host_accessible()) {
-      in.staged = to(in.feed, memory_info(DLDevice{kDLCPU, 0}));
+      in.staged = place(in.feed, Target::host(), CopyMode::kIfNeeded, "run").tensor;
     }
   }
 }

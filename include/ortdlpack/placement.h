@@ -1,7 +1,8 @@
 // ortdlpack: the one placement decision. Whether a tensor is used where it is, or copied (on the host, or through
 // the env's data transfers), is decided here and only here: for an import (from_dlpack's device/copy), an export
-// (__dlpack__'s dl_device/copy), Tensor.to, a host view (numpy) and copy=. A copy made anywhere in ortdlpack for
-// placement happens inside place().
+// (__dlpack__'s dl_device/copy), Tensor.to, a host view (numpy), copy= and a session's staging of a device feed for
+// a host input. A copy made anywhere in ortdlpack to move a tensor happens inside place(); the only other copy is
+// an import's compact copy of a layout ORT cannot hold (import.h).
 #pragma once
 
 #include <dlpack/dlpack.h>

@@ -11,9 +11,11 @@
 
 namespace ortdlpack::test {
 
-// A DLPack producer over its own buffer. `deletes` counts deleter calls (each test asserts it ends at exactly 1).
+// A DLPack producer over its own buffer (make) or a caller's (over). `deletes` counts deleter calls (each test
+// asserts it ends at exactly 1).
 struct Producer {
-  std::shared_ptr<std::vector<uint8_t>> buffer;
+  std::shared_ptr<std::vector<uint8_t>> buffer;  // make(): the producer's own bytes
+  void* external = nullptr;                      // over(): the caller's bytes, not owned
   std::vector<int64_t> shape, strides;
   std::atomic<long> deletes{0};  // deleters may run on any thread
   DLManagedTensorVersioned versioned{};
@@ -34,9 +36,20 @@ struct Producer {
     return p;
   }
 
+  // Compact row-major tensor of `dtype` and `shape` over `data` (which must outlive the producer's use).
+  static std::unique_ptr<Producer> over(void* data, DLDataType dtype, std::vector<int64_t> shape) {
+    auto p = std::make_unique<Producer>();
+    p->external = data;
+    p->shape = std::move(shape);
+    p->strides.assign(p->shape.size(), 1);
+    for (size_t i = p->shape.size(); i-- > 1;) p->strides[i - 1] = p->strides[i] * std::max<int64_t>(p->shape[i], 1);
+    p->fill(dtype);
+    return p;
+  }
+
   void fill(DLDataType dtype) {
     DLTensor t{};
-    t.data = buffer->data();
+    t.data = external != nullptr ? external : buffer->data();
     t.device = DLDevice{kDLCPU, 0};
     t.ndim = static_cast<int32_t>(shape.size());
     t.dtype = dtype;

@@ -4,7 +4,10 @@
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
+#include <algorithm>
 #include <functional>
+#include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -12,6 +15,7 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "producer.h"
 #include "support.h"
 #include "ortdlpack/ortdlpack.h"
 
@@ -23,42 +27,43 @@ using ortdlpack::Tensor;
 
 const OrtApi* g_api = nullptr;
 
-// --- DLPack tensors over test-owned buffers, with counted deleters ------------------------------------------------
+// --- DLPack tensors over test-owned buffers (producer.h), each deleter counted --------------------------------------
 
-std::atomic<int> g_created{0};
-std::atomic<int> g_deleted{0};
+// Every producer a test made; a test ends with each deleter run exactly once (SessionTest::TearDown).
+struct Producers {
+  std::mutex mutex;
+  std::vector<std::unique_ptr<ortdlpack::test::Producer>> all;
 
-struct Producer {
-  DLManagedTensorVersioned managed{};
-  std::vector<int64_t> shape;
+  DLManagedTensorVersioned* over(void* data, std::vector<int64_t> shape, DLDataType dtype, uint64_t flags) {
+    auto p = ortdlpack::test::Producer::over(data, dtype, std::move(shape));
+    p->versioned.flags = flags;
+    std::lock_guard<std::mutex> lock(mutex);
+    all.push_back(std::move(p));
+    return &all.back()->versioned;
+  }
+  long created() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return static_cast<long>(all.size());
+  }
+  long deleted() {
+    std::lock_guard<std::mutex> lock(mutex);
+    long n = 0;
+    for (const auto& p : all) n += p->deletes.load();
+    return n;
+  }
+  bool each_deleted_once() {
+    std::lock_guard<std::mutex> lock(mutex);
+    return std::all_of(all.begin(), all.end(), [](const auto& p) { return p->deletes.load() == 1; });
+  }
+  void clear() {
+    std::lock_guard<std::mutex> lock(mutex);
+    all.clear();
+  }
 };
-
-// A DLPack tensor over `data` (not owned: the test's buffer), whose deleter is counted.
-DLManagedTensorVersioned* Wrap(void* data, std::vector<int64_t> shape, DLDataType dtype = {kDLFloat, 32, 1},
-                               uint64_t flags = 0) {
-  auto* p = new Producer;
-  p->shape = std::move(shape);
-  p->managed.version = {DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
-  p->managed.manager_ctx = p;
-  p->managed.flags = flags;
-  p->managed.deleter = [](DLManagedTensorVersioned* self) {
-    delete static_cast<Producer*>(self->manager_ctx);
-    g_deleted.fetch_add(1);
-  };
-  DLTensor& t = p->managed.dl_tensor;
-  t.data = data;
-  t.device = {kDLCPU, 0};
-  t.ndim = static_cast<int32_t>(p->shape.size());
-  t.dtype = dtype;
-  t.shape = p->shape.data();
-  t.strides = nullptr;
-  t.byte_offset = 0;
-  g_created.fetch_add(1);
-  return &p->managed;
-}
+Producers g_producers;
 
 Tensor Import(void* data, std::vector<int64_t> shape, DLDataType dtype = {kDLFloat, 32, 1}, uint64_t flags = 0) {
-  ortdlpack::Imported imported = ortdlpack::from_dlpack(Wrap(data, std::move(shape), dtype, flags));
+  ortdlpack::Imported imported = ortdlpack::from_dlpack(g_producers.over(data, std::move(shape), dtype, flags));
   EXPECT_FALSE(imported.copied);
   return imported.tensor;
 }
@@ -102,8 +107,7 @@ using SessionPtr = std::unique_ptr<OrtSession, SessionDeleter>;
 class SessionTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    g_created = 0;
-    g_deleted = 0;
+    g_producers.clear();
     add_.reset(AddModel());
     mm_.reset(MatMulAddModel());
     for (int i = 0; i < 100; ++i) {
@@ -111,7 +115,7 @@ class SessionTest : public ::testing::Test {
       y_[i] = static_cast<float>(1000 - 2 * i);
     }
   }
-  void TearDown() override { EXPECT_EQ(g_created.load(), g_deleted.load()) << "unbalanced DLPack deleters"; }
+  void TearDown() override { EXPECT_TRUE(g_producers.each_deleted_once()) << "unbalanced DLPack deleters"; }
 
   SessionPtr add_, mm_;
   float x_[100]{}, y_[100]{};
@@ -152,10 +156,10 @@ TEST_F(SessionTest, ImportedInputsExportedOutput) {
     // The inputs were read where they are and ORT holds no reference after run(): only ours.
     EXPECT_EQ(x.use_count(), 1);
     EXPECT_EQ(x.data(), static_cast<void*>(x_));
-    EXPECT_EQ(g_deleted.load(), 0);
+    EXPECT_EQ(g_producers.deleted(), 0);
     exported = ortdlpack::to_dlpack_versioned(out[0]);
   }
-  EXPECT_EQ(g_deleted.load(), 2);  // both inputs handed back once the caller dropped them
+  EXPECT_EQ(g_producers.deleted(), 2);  // both inputs handed back once the caller dropped them
   // The output lives on in the exported tensor alone, after the Tensors and before/after the Session.
   const auto* z = static_cast<const float*>(exported->dl_tensor.data);
   for (int i = 0; i < 100; ++i) ASSERT_EQ(z[i], x_[i] + y_[i]);
@@ -184,7 +188,7 @@ TEST_F(SessionTest, PreallocatedOutputLandsInCallerBuffer) {
   EXPECT_EQ(out[0].data(), static_cast<void*>(dst.data()));
   EXPECT_EQ(out[0].ort_value(), options.destinations[0].second.ort_value());  // the caller's own Tensor
   for (int i = 0; i < 100; ++i) ASSERT_EQ(dst[i], x_[i] + y_[i]);
-  EXPECT_EQ(g_deleted.load(), 2);  // the two temporary feeds
+  EXPECT_EQ(g_producers.deleted(), 2);  // the two temporary feeds
 }
 
 TEST_F(SessionTest, DynamicBatchOutputSubsetAndMixedDestinations) {
@@ -331,8 +335,8 @@ TEST_F(SessionTest, TenThousandRunsBalanceEveryDeleter) {
     e->deleter(e);
   }
   EXPECT_GT(checksum, 0.0f);
-  EXPECT_EQ(g_created.load(), 25000);
-  EXPECT_EQ(g_deleted.load(), 25000);
+  EXPECT_EQ(g_producers.created(), 25000);
+  EXPECT_EQ(g_producers.deleted(), 25000);
 }
 
 TEST_F(SessionTest, ConcurrentRunsShareOneSession) {
