@@ -97,7 +97,7 @@ nb::object ortvalue_of(const Tensor& t);
 nb::object capsule_of_ortvalue(nb::handle ortvalue);
 
 // exchange_api.cc ------------------------------------------------------------------------------------------------
-// The DLPackExchangeAPI of `type` (its __dlpack_c_exchange_api__, looked up once per type), or NULL.
+// The DLPackExchangeAPI of `type` (its __dlpack_c_exchange_api__ class attribute), or NULL. Keeps no reference.
 const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type);
 void bind_exchange_api(nb::module_& m, nb::handle tensor_type);
 

@@ -1,8 +1,7 @@
 // The DLPack C exchange API (DLPack 1.3), both ways:
 // - producer: Tensor.__dlpack_c_exchange_api__, a capsule "dlpack_exchange_api" over one static DLPackExchangeAPI
 //   whose functions call the core (allocate, to_dlpack_versioned, from_dlpack);
-// - consumer: exchange_api_of(type), the table of another framework's type (torch.Tensor), looked up once per type.
-#include <string>
+// - consumer: exchange_api_of(type), the table of another framework's type (torch.Tensor).
 #include <vector>
 
 #include "common.h"
@@ -101,43 +100,23 @@ const DLPackExchangeAPI kApi = [] {
   return api;
 }();
 
-// Cache of other types' tables. Types are kept alive by the cache (a strong reference), so an address is never
-// reused for another type while cached; the GIL guards it.
-struct Entry {
-  PyTypeObject* type;
-  const DLPackExchangeAPI* api;
-};
-std::vector<Entry>& cache() {
-  static auto* entries = new std::vector<Entry>();  // process lifetime
-  return *entries;
-}
+}  // namespace
 
-const DLPackExchangeAPI* lookup(PyTypeObject* type) {
-  PyObject* capsule = PyObject_GetAttrString(reinterpret_cast<PyObject*>(type), "__dlpack_c_exchange_api__");
-  if (capsule == nullptr) {
-    PyErr_Clear();
-    return nullptr;
-  }
-  auto* api = static_cast<const DLPackExchangeAPI*>(
-      PyCapsule_IsValid(capsule, "dlpack_exchange_api") ? PyCapsule_GetPointer(capsule, "dlpack_exchange_api") : nullptr);
-  Py_DECREF(capsule);
+// The table of a type: its __dlpack_c_exchange_api__ class attribute, found by CPython's own lookup along the MRO
+// (_PyType_Lookup: served from CPython's type attribute cache, which CPython invalidates when a type changes or
+// dies; a miss raises no exception; no reference is taken). No cache of ortdlpack's own: proxy and wrapper
+// libraries make a class per call, and a cache keyed by type would hold every one of them (or need bounding and
+// invalidation of its own).
+const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
+  static PyObject* const name = PyUnicode_InternFromString("__dlpack_c_exchange_api__");  // process lifetime
+  PyObject* capsule = _PyType_Lookup(type, name);  // borrowed; the type is alive while its object is
+  if (capsule == nullptr || !PyCapsule_IsValid(capsule, "dlpack_exchange_api")) return nullptr;
+  auto* api = static_cast<const DLPackExchangeAPI*>(PyCapsule_GetPointer(capsule, "dlpack_exchange_api"));
   // Walk to a table of the major version this build speaks.
   const DLPackExchangeAPIHeader* header = api ? &api->header : nullptr;
   while (header != nullptr && header->version.major != DLPACK_MAJOR_VERSION) header = header->prev_api;
   api = reinterpret_cast<const DLPackExchangeAPI*>(header);
   if (api == nullptr || api->managed_tensor_from_py_object_no_sync == nullptr) return nullptr;
-  return api;
-}
-
-}  // namespace
-
-const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
-  for (const Entry& e : cache()) {
-    if (e.type == type) return e.api;
-  }
-  const DLPackExchangeAPI* api = lookup(type);
-  Py_INCREF(type);
-  cache().push_back(Entry{type, api});
   return api;
 }
 
