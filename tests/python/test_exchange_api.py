@@ -100,10 +100,31 @@ def test_allocator(api):
     assert errors and errors[0][0] == b"BufferError"
 
 
-def test_current_work_stream_is_null(api):
+def test_current_work_stream_is_null_for_host_memory(api):
     s = ctypes.c_void_p(1)
     assert api.current_work_stream(1, 0, ctypes.byref(s)) == 0
     assert s.value is None
+
+
+def test_current_work_stream_is_the_stream_named_to_producers(api, vd):
+    # docs/python.md said "always NULL"; the code (and streams.md, rule 3) return ortdlpack's stream of the device.
+    _, devices = vd
+    device = od.from_dlpack(np.zeros(1, np.float32), device=devices[0]).__dlpack_device__()
+    named = []
+
+    class Producer:  # records the stream it is asked to order its work before, and exports nothing
+        def __dlpack_device__(self):
+            return device
+
+        def __dlpack__(self, *, stream=None, **kwargs):
+            named.append(stream)
+            raise BufferError("nothing to export")
+
+    with pytest.raises(BufferError):
+        od.from_dlpack(Producer())
+    s = ctypes.c_void_p()
+    assert api.current_work_stream(*device, ctypes.byref(s)) == 0
+    assert s.value and named[0] == s.value
 
 
 def test_to_py_object_frees_a_bad_tensor(api, collect):
