@@ -7,6 +7,8 @@ sessions, the environment and plugin execution providers are shared with ``onnxr
 
 from __future__ import annotations
 
+import os as _os
+
 # Any ONNX Runtime distribution will do: onnxruntime, onnxruntime-gpu, -openvino, -directml, -qnn, ... all install
 # the same `onnxruntime` module, so the module is what is checked, never a distribution's name (depending on the
 # CPU `onnxruntime` would install it over an onnxruntime-gpu). The extras ortdlpack[cpu] / ortdlpack[gpu] pick one.
@@ -59,7 +61,11 @@ def register_execution_provider_library(name: str, path: str) -> int:
     """Registers a plugin EP library with onnxruntime (``onnxruntime.register_execution_provider_library``), then
     maps the DLPack device type its EP devices advertise (metadata key ``dlpack.device_type``), so tensors in their
     memory can be exported. Returns how many device mappings were added."""
-    _ort.register_execution_provider_library(name, str(path))
+    if not isinstance(name, str):
+        raise TypeError(f"register_execution_provider_library: name must be a str, not {type(name).__name__}")
+    if not isinstance(path, (str, _os.PathLike)):
+        raise TypeError(f"register_execution_provider_library: path must be a str or os.PathLike, not {type(path).__name__}")
+    _ort.register_execution_provider_library(name, _os.fspath(path))
     return _ortdlpack._register_ep_devices()
 
 

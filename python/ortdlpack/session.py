@@ -14,6 +14,8 @@ from __future__ import annotations
 import weakref
 from collections.abc import Mapping, Sequence
 
+from onnxruntime import InferenceSession, RunOptions
+
 from ._ortdlpack import _IDLE_BINDINGS, _Planner
 
 __all__ = ["run"]
@@ -29,6 +31,8 @@ def _planner(session) -> _Planner:
     entry = _PLANNERS.get(key)
     if entry is not None and entry[0]() is session:
         return entry[1]
+    if not isinstance(session, InferenceSession):
+        raise TypeError(f"ortdlpack.run: session must be an onnxruntime.InferenceSession, not {type(session).__name__}")
     planner = _Planner(session)
     try:
         ref = weakref.ref(session, lambda _, key=key: _PLANNERS.pop(key, None))
@@ -55,9 +59,12 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
     :raises ValueError: unknown, duplicate or missing names; element type, rank or fixed-dimension mismatch;
         a read-only destination; a device the session cannot produce outputs on.
     :raises BufferError: a destination that would need a copy or that the session cannot write.
-    :raises TypeError: a feed that is not a tensor.
+    :raises TypeError: a feed that is not a tensor; a `session` that is not an ``onnxruntime.InferenceSession``;
+        `run_options` that are not an ``onnxruntime.RunOptions``.
     """
     planner = _planner(session)
+    if run_options is not None and not isinstance(run_options, RunOptions):
+        raise TypeError(f"ortdlpack.run: run_options must be an onnxruntime.RunOptions or None, not {type(run_options).__name__}")
     plan = planner.run(session, feeds, output_names, outputs, device, run_options)
     if type(plan) is list:  # a host-only plan, run with session.run
         return plan

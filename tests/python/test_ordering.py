@@ -181,3 +181,53 @@ def test_a_device_producer_that_takes_no_stream_is_still_imported(vd):
             return inner.__dlpack__()
 
     np.testing.assert_array_equal(ortdlpack.from_dlpack(OldProducer()).numpy(), np.arange(4, dtype=np.float32))
+
+
+def _plugin_ep_session(models, ep_device):
+    """A user's InferenceSession on the virtual device EP (and the CPU EP)."""
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.add_provider_for_devices([ep_device], {})
+    return ort.InferenceSession(models["add_tiny"], opts)
+
+
+def test_ortdlpack_run_on_a_plugin_ep_session(producer, vd, models):
+    # Issue 17 item 3: ortdlpack.run binds device feeds and destinations of the session's EP; the producer's pending
+    # writes land first (a pending feed and five garbage writes queued on the destination).
+    _, devices = vd
+    x = tiny_input()
+    expected = cpu_session(models["add_tiny"]).run(None, {"x": x})[0]
+    session = _plugin_ep_session(models, devices[0])
+    ortdlpack.run(session, {"x": x})  # warm: the run below takes far less than the queued writes
+    dst = producer.empty((1, 100))
+    for _ in range(5):
+        producer.write(dst, np.full((1, 100), -7.0, np.float32))
+    (y,) = ortdlpack.run(session, {"x": pending(producer, x)}, outputs={"y": dst})
+    producer.synchronize()  # without the ordering, the garbage lands after ORT's result and replaces it
+    np.testing.assert_array_equal(np.asarray(y.to("cpu")), expected)
+    (y,) = ortdlpack.run(session, {"x": pending(producer, x)}, device=devices[0])
+    np.testing.assert_array_equal(np.asarray(y.to("cpu")), expected)
+    del session, y, dst
+
+
+def test_as_ortvalue_names_ortdlpack_s_stream_to_a_device_producer(producer, vd):
+    # Suspected in issue 17: as_ortvalue asked a producer without __dlpack_c_exchange_api__ for __dlpack__() with no
+    # stream before the ordered import, so a device producer (cupy on CUDA) was never asked to order its pending
+    # work (streams.md rule 1). The virtual device's memory then cannot be an onnxruntime.OrtValue (BufferError);
+    # what matters here is what the producer was asked.
+    asked = []
+
+    class Recording:
+        def __init__(self, inner):
+            self.inner = inner
+
+        def __dlpack_device__(self):
+            return self.inner.__dlpack_device__()
+
+        def __dlpack__(self, **kwargs):
+            asked.append(kwargs.get("stream"))
+            return self.inner.__dlpack__(**kwargs)
+
+    with pytest.raises(BufferError, match="cannot wrap"):
+        ortdlpack.as_ortvalue(Recording(pending(producer, np.arange(8, dtype=np.float32))))
+    assert asked and None not in asked, asked

@@ -436,3 +436,247 @@ def test_ortdlpack_run_calls_a_session_class_s_own_run(models, add_ref):
     (y,) = ortdlpack.run(session, {"x": x})
     assert Counting.calls == 1
     np.testing.assert_array_equal(np.asarray(y), _expected(add_ref, x))
+
+
+# --- issue 17: both runners fail alike, check every determined dimension, refuse what must not be written ----------
+
+
+def _model(nodes, inputs, outputs) -> bytes:
+    """A model from (name, elem_type, shape) inputs and outputs around `nodes`."""
+    from onnx import helper
+
+    info = lambda name, elem, shape: helper.make_tensor_value_info(name, elem, shape)  # noqa: E731
+    graph = helper.make_graph(nodes, "m", [info(*i) for i in inputs], [info(*o) for o in outputs])
+    model = helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)])
+    model.ir_version = 9
+    return model.SerializeToString()
+
+
+def _add_model(a_shape, b_shape, c_shape) -> bytes:
+    from onnx import TensorProto, helper
+
+    f = TensorProto.FLOAT
+    return _model([helper.make_node("Add", ["a", "b"], ["c"])], [("a", f, a_shape), ("b", f, b_shape)],
+                  [("c", f, c_shape)])
+
+
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_a_failing_run_is_one_runtime_error_on_every_path(kind):
+    # Item 4. a and b have independent dimensions (M, N): the plan accepts [3] and [4], and the Add kernel fails.
+    # Before: onnxruntime's Fail (not a RuntimeError) from ortdlpack.run's host path, RuntimeError("Error in
+    # execution: ...") on its IOBinding path, RuntimeError("run: the session failed: ...") from Session.run.
+    pytest.importorskip("onnx")
+    runner = Runner(kind, _add_model(["M"], ["N"], ["M"]))
+    feeds = {"a": np.zeros(3, np.float32), "b": np.zeros(4, np.float32)}
+    messages = []
+    for outputs in (None, {"c": np.zeros(3, np.float32)}):  # host-only plan, and a plan with a destination
+        with pytest.raises(RuntimeError) as e:
+            runner(feeds, outputs=outputs)
+        assert type(e.value) is RuntimeError
+        assert str(e.value).startswith("run: the session failed: ONNX Runtime: ")
+        assert "broadcast" in str(e.value)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+
+
+def test_a_failing_run_says_the_same_on_both_runners():
+    pytest.importorskip("onnx")
+    model = _add_model(["M"], ["N"], ["M"])
+    feeds = {"a": np.zeros(3, np.float32), "b": np.zeros(4, np.float32)}
+    messages = []
+    for kind in RUNNERS:
+        with pytest.raises(RuntimeError) as e:
+            Runner(kind, model)(feeds)
+        messages.append(str(e.value))
+    assert messages[0] == messages[1]
+
+
+def test_destination_dimensions_the_feeds_determine_are_checked(make, capfd):
+    # Item 5: feature is float32[N,3,64,64] -> float32[N,128]; a batch of 1 makes N = 1, so a [2,128] destination
+    # is refused before ORT runs (before: the Gemm kernel failed and ORT printed the error on stderr).
+    dst = torch.full((2, 128), -1.0)
+    capfd.readouterr()
+    with pytest.raises(ValueError, match=r"output destination 'feat': dimension 0 mismatch.*N = 1.*input 'x'"):
+        make("feature")({"x": np.zeros((1, 3, 64, 64), np.float32)}, outputs={"feat": dst})
+    assert torch.equal(dst, torch.full((2, 128), -1.0))
+    assert capfd.readouterr().err == ""  # ORT did not run
+
+
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_inputs_that_disagree_on_a_named_dimension_are_refused(kind):
+    # ONNX IR: a dimension variable denotes one value across the graph's inputs and outputs.
+    pytest.importorskip("onnx")
+    runner = Runner(kind, _add_model(["N"], ["N"], ["N"]))
+    with pytest.raises(ValueError, match=r"input 'b': dimension 0 mismatch.*N = 3.*input 'a'"):
+        runner({"a": np.zeros(3, np.float32), "b": np.zeros(4, np.float32)})
+    (c,) = runner({"a": np.ones(3, np.float32), "b": np.ones(3, np.float32)})
+    np.testing.assert_array_equal(np.asarray(c), np.full(3, 2, np.float32))
+
+
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_destination_dimensions_named_by_another_output_are_not_guessed(kind):
+    # A dimension only outputs name (no feed determines it) is left to ORT: any size is accepted before the run.
+    pytest.importorskip("onnx")
+    from onnx import TensorProto, helper
+
+    f = TensorProto.FLOAT
+    runner = Runner(kind, _model([helper.make_node("Identity", ["x"], ["y"])], [("x", f, ["N"])], [("y", f, ["K"])]))
+    dst = np.zeros(5, np.float32)
+    (y,) = runner({"x": np.arange(5, dtype=np.float32)}, outputs={"y": dst})
+    np.testing.assert_array_equal(dst, np.arange(5, dtype=np.float32))
+
+
+def _immutable_destinations():
+    jnp = pytest.importorskip("jax.numpy")
+    tf = pytest.importorskip("tensorflow")
+    return {"jax": jnp.zeros((1, 100), jnp.float32), "tensorflow": tf.zeros((1, 100), tf.float32)}
+
+
+@pytest.mark.parametrize("framework", ["jax", "tensorflow"])
+def test_immutable_arrays_import_read_only(framework):
+    # Item 6: jax and TensorFlow arrays are immutable by contract (their capsules carry no READ_ONLY flag).
+    x = _immutable_destinations()[framework]
+    t = ortdlpack.from_dlpack(x)
+    assert t.read_only
+    assert not np.from_dlpack(t).flags.writeable  # the flag goes out again with a versioned export
+
+
+@pytest.mark.parametrize("framework", ["jax", "tensorflow"])
+def test_immutable_arrays_are_refused_as_destinations(add, framework):
+    dst = _immutable_destinations()[framework]
+    with pytest.raises(ValueError, match=r"output destination 'y' is read-only.*immutable"):
+        add({"x": tiny_input()}, outputs={"y": dst})
+    assert not np.asarray(dst).any()  # untouched
+
+
+def test_immutable_arrays_are_still_fed_and_round_trip():
+    jnp = pytest.importorskip("jax.numpy")
+    x = jnp.arange(16, dtype=jnp.float32)
+    y = jnp.from_dlpack(ortdlpack.from_dlpack(x))  # jax reads only legacy capsules: it gets what jax hands out itself
+    np.testing.assert_array_equal(np.asarray(y), np.asarray(x))
+
+
+def test_a_leaf_that_requires_grad_is_refused_as_destination(add):
+    # Item 7: torch refuses in-place writes to such a leaf, and its __dlpack__: ORT must not write it either.
+    dst = torch.zeros(1, 100, requires_grad=True)
+    with pytest.raises(ValueError, match=r"output destination 'y'.*requires grad.*detach"):
+        add({"x": tiny_input()}, outputs={"y": dst})
+    assert dst._version == 0 and not dst.detach().any()
+    (y,) = add({"x": tiny_input()}, outputs={"y": dst.detach()})  # what torch says to do
+    assert y.data_ptr == dst.data_ptr()
+    (y,) = add({"x": dst.detach().requires_grad_()})  # reading it is fine
+    assert y.shape == (1, 100)
+
+
+class _ProducerError(Exception):
+    """An exception whose constructor takes two arguments (rebuilding it from one message fails)."""
+
+    def __init__(self, code, detail):
+        super().__init__(f"{code}: {detail}")
+        self.code = code
+
+
+def test_a_producer_s_exception_is_kept_with_the_input_name(add):
+    # Item 9. Before: rebuilt from one message -> TypeError("__init__() missing 1 required positional argument").
+    raised = _ProducerError(7, "device lost")
+
+    class Producer:
+        def __dlpack__(self, **kwargs):
+            raise raised
+
+        def __dlpack_device__(self):
+            return (1, 0)
+
+    with pytest.raises(_ProducerError) as e:
+        add({"x": Producer()})
+    assert e.value is raised and e.value.code == 7
+    assert any("input 'x'" in note for note in getattr(e.value, "__notes__", []))
+    with pytest.raises(_ProducerError) as e:
+        add({"x": tiny_input()}, outputs={"y": Producer()})
+    assert any("output destination 'y'" in note for note in getattr(e.value, "__notes__", []))
+
+
+def test_onnxruntime_s_argument_order_gets_a_type_error_that_says_the_call(add):
+    # Item 11: run(None, feeds) / run(["y"], feeds), onnxruntime's order. Before: nanobind's "incompatible function
+    # arguments" listing _Planner.run's internal signature.
+    for names in (None, ["y"]):
+        with pytest.raises(TypeError) as e:
+            add(names, {"x": tiny_input()})
+        message = str(e.value)
+        assert "feeds" in message and "output_names" in message and "run(" in message
+        assert "incompatible function arguments" not in message and "_Planner" not in message
+
+
+# --- issue 17 item 3 / issue 16 item 3: a user's InferenceSession with a plugin EP takes its device tensors -------
+
+
+def _ep_runner(kind, models, ep_device):
+    """add_tiny on the plugin EP of `ep_device` (and the CPU EP): a user's InferenceSession built with
+    add_provider_for_devices, or an ortdlpack.Session on the same EP device."""
+    if kind == "Session.run":
+        return ortdlpack.Session(models["add_tiny"], intra_op_num_threads=1, ep=EP_NAME,
+                                 ep_options={"device_id": str(ep_device.device.device_id)})
+    opts = ort.SessionOptions()
+    opts.intra_op_num_threads = 1
+    opts.add_provider_for_devices([ep_device], {})
+    return ort.InferenceSession(models["add_tiny"], opts)
+
+
+def _run_on(session, *args, **kw):
+    if isinstance(session, ortdlpack.Session):
+        return session.run(*args, **kw)
+    return ortdlpack.run(session, *args, **kw)
+
+
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_plugin_ep_session_places_outputs_on_its_device(vd, counters, models, add_ref, kind):
+    # Before: ortdlpack.run passed planning and failed inside ORT ("Failed to find allocator for device ..."): the
+    # IOBinding named the device without its vendor and memory type.
+    _, devices = vd
+    session = _ep_runner(kind, models, devices[0])
+    x = tiny_input()
+    (y,) = _run_on(session, {"x": x}, device=devices[0])
+    assert y.device == ortdlpack.Device(devices[0])
+    c = counters()
+    assert c["bytes_d2h"] == 0 and c["bytes_h2d"] == y.nbytes  # ORT's one copy of its result onto the device
+    np.testing.assert_array_equal(np.asarray(y.to("cpu")), _expected(add_ref, x))
+    del y, session
+    gc.collect()
+
+
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_plugin_ep_session_writes_device_destinations_in_place(vd, counters, models, add_ref, kind):
+    # Before: ortdlpack.run raised "BufferError: onnxruntime.OrtValue cannot wrap memory on VirtualDevice:0".
+    _, devices = vd
+    session = _ep_runner(kind, models, devices[0])
+    x = tiny_input()
+    dst = ortdlpack.from_dlpack(np.full((1, 100), -1, np.float32), device=devices[0])
+    base = counters()
+    (y,) = _run_on(session, {"x": x}, outputs={"y": dst})
+    assert y.data_ptr == dst.data_ptr and y.device == dst.device  # the destination itself: zero copies of it
+    c = counters()
+    assert c["bytes_d2h"] == base["bytes_d2h"] and c["allocs"] == base["allocs"]
+    np.testing.assert_array_equal(np.asarray(dst.to("cpu")), _expected(add_ref, x))
+    del y, dst, session
+    gc.collect()
+
+
+def test_plugin_ep_session_both_runners_make_the_same_copies(vd, counters, models, add_ref):
+    # A chain on the device: a device feed (staged to the CPU kernel, the one copy a run may make), its output
+    # placed on the device and fed to the next run. The user's InferenceSession and ortdlpack.Session move the same
+    # bytes.
+    _, devices = vd
+    seen = {}
+    x = tiny_input()
+    for kind in RUNNERS:
+        session = _ep_runner(kind, models, devices[0])
+        t = ortdlpack.from_dlpack(x, device=devices[0])
+        start = counters()
+        (y,) = _run_on(session, {"x": t}, device=devices[0])
+        (z,) = _run_on(session, {"x": y}, device=devices[0])
+        end = counters()
+        seen[kind] = {k: end[k] - start[k] for k in ("bytes_h2d", "bytes_d2h", "bytes_d2d", "allocs")}
+        np.testing.assert_array_equal(np.asarray(z.to("cpu")), _expected(add_ref, _expected(add_ref, x)))
+        del t, y, z, session
+        gc.collect()
+    assert seen["ortdlpack.run"] == seen["Session.run"], seen
