@@ -98,23 +98,55 @@ std::string quoted_names(const std::vector<IoInfo>& ios) {
   return s.empty() ? "(none)" : s;
 }
 
-// Checks a tensor against the model's declaration; `role` is "input" or "output destination".
-void check_against(const Tensor& tensor, const IoInfo& io, const char* role) {
+// The values the feeds give the model's named dimensions. ONNX IR: a dimension variable denotes one value across the
+// graph's inputs and outputs, so every input naming it must agree, and so must every destination. Points into the
+// SessionInfo (immutable) and the feeds' names (held by the caller for the run).
+struct NamedDim {
+  const std::string* name;
+  int64_t value;
+  const std::string* input;  // the input it was read from
+};
+using NamedDims = std::vector<NamedDim>;
+
+const NamedDim* find_dim(const NamedDims& dims, const std::string& name) {
+  for (const NamedDim& d : dims) {
+    if (*d.name == name) return &d;
+  }
+  return nullptr;
+}
+
+// Checks a tensor against the model's declaration and the named dimensions the inputs before it gave; `role` is
+// "input" or "output destination". An input gives its named dimensions to those after it (`input` non-NULL).
+void check_against(const Tensor& tensor, const IoInfo& io, const char* role, NamedDims& dims,
+                   const std::string* input) {
   if (!tensor) invalid(std::string(role) + " '" + io.name + "' is an empty Tensor");
   if (!io.is_tensor) {
     invalid(std::string(role) + " '" + io.name + "' is not a tensor in the model (sequences, maps and optionals "
                                                  "cannot be bound from DLPack)");
   }
-  const auto mismatch = [&](const std::string& what) {
-    invalid(std::string(role) + " '" + io.name + "': " + what + ": the model expects " + io.type_string() + ", got " +
-            tensor_string(tensor));
+  const auto mismatch = [&](const std::string& what, const std::string& because = "") {
+    invalid(std::string(role) + " '" + io.name + "': " + what + ": the model expects " + io.type_string() + because +
+            ", got " + tensor_string(tensor));
   };
   if (tensor.element_type() != io.element_type) mismatch("element type mismatch");
   if (!io.has_shape) return;
   const ShapeView shape = tensor.shape();
   if (shape.size() != io.shape.size()) mismatch("rank mismatch");
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (io.shape[i] >= 0 && shape[i] != io.shape[i]) mismatch("dimension " + std::to_string(i) + " mismatch");
+    if (io.shape[i] >= 0) {
+      if (shape[i] != io.shape[i]) mismatch("dimension " + std::to_string(i) + " mismatch");
+      continue;
+    }
+    const std::string& name = io.dim_names[i];
+    if (name.empty()) continue;
+    if (const NamedDim* d = find_dim(dims, name)) {
+      if (shape[i] != d->value) {
+        mismatch("dimension " + std::to_string(i) + " mismatch",
+                 " with " + name + " = " + std::to_string(d->value) + " (from input '" + *d->input + "')");
+      }
+    } else if (input != nullptr) {
+      dims.push_back(NamedDim{&name, shape[i], input});
+    }
   }
 }
 
@@ -135,8 +167,8 @@ std::vector<const OrtMemoryInfo*> memories_of(const std::vector<const OrtEpDevic
 
 // --- the steps of plan_run ---------------------------------------------------------------------------------------
 
-// Each model input exactly once, matching its declaration.
-void plan_inputs(const SessionInfo& info, const Feeds& feeds, RunPlan& plan) {
+// Each model input exactly once, matching its declaration; the values of its named dimensions go into `dims`.
+void plan_inputs(const SessionInfo& info, const Feeds& feeds, RunPlan& plan, NamedDims& dims) {
   const std::vector<IoInfo>& inputs = info.inputs();
   std::vector<char> fed(inputs.size(), 0);
   plan.inputs.reserve(feeds.size());
@@ -145,7 +177,7 @@ void plan_inputs(const SessionInfo& info, const Feeds& feeds, RunPlan& plan) {
     if (i < 0) invalid("unknown input '" + name + "' (the model's inputs are " + quoted_names(inputs) + ")");
     if (fed[i]) invalid("input '" + name + "' is fed twice");
     fed[i] = 1;
-    check_against(tensor, inputs[i], "input");
+    check_against(tensor, inputs[i], "input", dims, &name);
     plan.inputs.push_back(RunPlan::Input{i, tensor, Tensor()});
   }
   std::string missing;
@@ -172,8 +204,9 @@ void plan_outputs(const SessionInfo& info, const std::vector<std::string>& outpu
   }
 }
 
-// Destinations: only for requested outputs, matching their declaration, writable, in memory the session writes.
-void plan_destinations(const SessionInfo& info, const RunOptions& options, RunPlan& plan) {
+// Destinations: only for requested outputs, matching their declaration and the named dimensions the feeds gave,
+// writable, in memory the session writes. (A dimension only outputs name is ORT's to compute: not checked here.)
+void plan_destinations(const SessionInfo& info, const RunOptions& options, NamedDims& dims, RunPlan& plan) {
   const std::vector<IoInfo>& outputs = info.outputs();
   for (const auto& [name, tensor] : options.destinations) {
     const int i = info.output_index(name);
@@ -186,8 +219,12 @@ void plan_destinations(const SessionInfo& info, const RunOptions& options, RunPl
     }
     if (out == nullptr) invalid("destination for output '" + name + "', which is not requested");
     if (out->destination) invalid("output '" + name + "' has two destinations");
-    check_against(tensor, outputs[i], "output destination");
-    if (tensor.read_only()) invalid("output destination '" + name + "' is read-only: ORT would write into it");
+    check_against(tensor, outputs[i], "output destination", dims, nullptr);
+    if (tensor.read_only()) {
+      invalid("output destination '" + name + "' is read-only" +
+              (tensor.read_only_kind() == ReadOnly::kByContract ? " (its producer's arrays are immutable)" : "") +
+              ": ORT would write into it");
+    }
     const OrtMemoryInfo* memory = tensor.memory_info();
     if (!info.writes(outputs[i], memory)) {
       throw Error(ErrorKind::kUnsupported, "run: output destination '" + name + "' is in " + describe_memory(memory) +
@@ -286,12 +323,17 @@ int SessionInfo::output_index(const std::string& name) const noexcept {
 RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
                  const RunOptions& options) {
   RunPlan plan;
-  plan_inputs(info, feeds, plan);
+  NamedDims dims;
+  plan_inputs(info, feeds, plan, dims);
   plan_outputs(info, output_names, plan);
-  plan_destinations(info, options, plan);
+  plan_destinations(info, options, dims, plan);
   plan_allocation(info, options, plan);
   plan_staging(info, plan);  // last: the one copy a run may make, only once everything else was checked
   return plan;
+}
+
+Error run_failed(const std::string& ort_message) {
+  return Error(ErrorKind::kRuntime, "run: the session failed: ONNX Runtime: " + ort_message);
 }
 
 void order_before_run(const RunPlan& plan, const CallerStream* stream) {

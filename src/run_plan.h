@@ -16,6 +16,7 @@
 #include <string>
 #include <vector>
 
+#include "ortdlpack/error.h"
 #include "ortdlpack/session.h"
 #include "ortdlpack/tensor.h"
 #include "ortdlpack/stream.h"
@@ -78,6 +79,10 @@ inline constexpr size_t kIdleBindings = 8;
 // the host (the one copy a run may make). Throws the errors session.h lists.
 RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
                  const RunOptions& options);
+
+// A run ORT failed: Error(kRuntime) "run: the session failed: ONNX Runtime: <ORT's message>", the one form every
+// runner reports (Session::run from ORT's status, the Python ortdlpack.run from onnxruntime's exceptions).
+Error run_failed(const std::string& ort_message);
 
 // Right before ORT runs a bound plan: the device work still pending on ortdlpack's streams for the bound inputs and
 // destinations (and on a caller's stream) is ordered before the run (stream.h, docs/streams.md).

@@ -92,6 +92,13 @@ Owned<OrtSessionOptions> session_options(const SessionConfig& config, std::vecto
   OrtSessionOptions* raw = nullptr;
   check(api.CreateSessionOptions(&raw));
   Owned<OrtSessionOptions> options(raw);
+  for (const auto& [threads, what] : {std::pair(config.intra_op_num_threads, "intra_op_num_threads"),
+                                       std::pair(config.inter_op_num_threads, "inter_op_num_threads")}) {
+    if (threads && *threads < 0) {
+      throw Error(ErrorKind::kInvalidArgument, std::string("Session: ") + what + " must be >= 0 (0: ORT's default), not " +
+                                                   std::to_string(*threads));
+    }
+  }
   if (config.intra_op_num_threads) check(api.SetIntraOpNumThreads(raw, *config.intra_op_num_threads));
   if (config.inter_op_num_threads) check(api.SetInterOpNumThreads(raw, *config.inter_op_num_threads));
   for (const auto& [key, value] : config.entries) check(api.AddSessionConfigEntry(raw, key.c_str(), value.c_str()));
@@ -252,9 +259,11 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
   const bool any_allocated = bind(s.info, plan, lease.binding.get());
   const bool leave_queued = s.leaves_queued(plan, options);
   order_before_run(plan, s.stream ? &*s.stream : nullptr);
-  detail::check(ort().RunWithBinding(s.session, leave_queued ? s.unsynchronized.get() : options.run_options,
-                                     lease.binding.get()),
-                "run: the session failed");
+  if (OrtStatus* status = ort().RunWithBinding(s.session, leave_queued ? s.unsynchronized.get() : options.run_options,
+                                                lease.binding.get())) {
+    const Owned<OrtStatus> release(status);
+    throw run_failed(ort().GetErrorMessage(status));
+  }
   std::vector<Tensor> result = collect(plan, lease.binding.get(), any_allocated);
   if (leave_queued) adopt_caller_work(*s.stream);
   return result;

@@ -14,6 +14,8 @@
 // Everything that can be checked before ORT runs is checked before ORT runs, once per run, with one set of messages
 // naming the input or output:
 //   Error(kInvalidArgument): unknown, duplicate or missing names; element type, rank or fixed-dimension mismatch;
+//     a named dimension ("N") whose value the inputs contradict, or a destination's ("N" of an output is the value
+//     an input gave it: ONNX's dimension variables denote one value across a graph's inputs and outputs);
 //     an empty Tensor; a non-tensor model input/output; a read-only destination; output memory the session cannot
 //     produce to (a `device` of a device the session does not write, e.g. a plugin EP's memory for a CPU session)
 //     and conflicting RunOptions.
@@ -58,7 +60,7 @@ struct IoInfo {
 
 // How Session creates an OrtSession from a model; everything not set here is ORT's default.
 struct SessionConfig {
-  std::optional<int> intra_op_num_threads;
+  std::optional<int> intra_op_num_threads;  // >= 0 (0: ORT's default); Error(kInvalidArgument) otherwise
   std::optional<int> inter_op_num_threads;
   // The EP to run on, by a name users know ("cuda", "CUDAExecutionProvider", "webgpu", a plugin EP's registered
   // name; ep.h registers its library when the env lacks it). nullopt or "cpu": ORT's CPU EP; "" is refused.

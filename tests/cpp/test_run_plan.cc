@@ -87,5 +87,27 @@ TEST_F(RunPlanTest, ASessionWritesTheMemoryOfItsEpDevices) {
   EXPECT_TRUE(with_ep.writes(with_ep.outputs()[0], vd.memory(1)));
 }
 
+TEST_F(RunPlanTest, NamedDimensionsHoldOneValueAcrossInputsAndDestinations) {
+  // ONNX IR: a dimension variable denotes one value across the graph's inputs and outputs.
+  const auto declared = [](const char* name, std::vector<std::string> dims) {
+    python::IoDeclaration d;
+    d.name = name;
+    d.type = "tensor(float)";
+    d.shape = std::vector<int64_t>(dims.size(), -1);
+    d.dim_names = std::move(dims);
+    return d;
+  };
+  const SessionInfo info = python::session_info({declared("a", {"N"}), declared("b", {"N"})},
+                                                {declared("c", {"N"}), declared("d", {"K"})}, {});
+  ExpectError(ErrorKind::kInvalidArgument, [&] { plan_run(info, {{"a", host_iota(3)}, {"b", host_iota(4)}}, {}, {}); },
+              {"input 'b': dimension 0 mismatch", "float32[N] with N = 3 (from input 'a')", "got float32[4]"});
+  RunOptions into;
+  into.destinations = {{"c", host_iota(4)}};
+  ExpectError(ErrorKind::kInvalidArgument, [&] { plan_run(info, {{"a", host_iota(3)}, {"b", host_iota(3)}}, {}, into); },
+              {"output destination 'c': dimension 0 mismatch", "N = 3 (from input 'a')"});
+  into.destinations = {{"c", host_iota(3)}, {"d", host_iota(5)}};  // K: no feed gives it, ORT's to compute
+  EXPECT_EQ(plan_run(info, {{"a", host_iota(3)}, {"b", host_iota(3)}}, {}, into).outputs.size(), 2u);
+}
+
 }  // namespace
 }  // namespace ortdlpack

@@ -307,17 +307,32 @@ TEST_F(SessionTest, ValidationErrorsNameTheInputOrOutput) {
   EXPECT_EQ(y.use_count(), 1);
 }
 
-TEST_F(SessionTest, DynamicDimensionMismatchIsReportedByTheRun) {
+TEST_F(SessionTest, ANamedDimensionTheFeedsGiveIsCheckedInADestination) {
+  // y is float[N,3] and x gives N = 2: a [3,3] destination is refused before ORT runs (it used to fail in the
+  // kernel, with ORT's error printed on stderr), and left untouched.
   ortdlpack::Session s(mm_.get());
-  float buf[12] = {};
+  float buf[9];
+  for (float& f : buf) f = -1.0f;
   ortdlpack::RunOptions options;
-  options.destinations = {{"y", Import(buf, {3, 3})}};  // N = 3, but x has N = 2
+  options.destinations = {{"y", Import(buf, {3, 3})}};
+  ExpectInvalid([&] { s.run({{"x", Import(x_, {2, 4})}}, {"y"}, options); },
+                {"output destination 'y': dimension 0 mismatch", "N = 2 (from input 'x')", "got float32[3,3]"});
+  for (float f : buf) ASSERT_EQ(f, -1.0f);
+}
+
+TEST_F(SessionTest, AFailedRunIsARuntimeErrorWithOrtsMessage) {
+  // A kernel failure the plan cannot see: x and y have independent dimensions (N, M), which Add cannot broadcast.
+  ModelBuilder b;
+  b.Node("Add", {"x", "y"}, {"z"});
+  SessionPtr add(b.Build({b.Value("x", kF32, {-1}, {"N"}), b.Value("y", kF32, {-1}, {"M"})},
+                         {b.Value("z", kF32, {-1}, {"N"})}));
+  ortdlpack::Session s(add.get());
   try {
-    s.run({{"x", Import(x_, {2, 4})}}, {"y"}, options);
+    s.run({{"x", Import(x_, {3})}, {"y", Import(y_, {4})}});
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kRuntime) << e.what();
-    EXPECT_NE(std::string(e.what()).find("run: the session failed"), std::string::npos) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("run: the session failed: ONNX Runtime: ", 0), 0u) << e.what();
   }
 }
 
