@@ -41,7 +41,7 @@ Managed* export_tensor(const Tensor& tensor, bool versioned) {
     throw Error(ErrorKind::kUnsupported, std::string(dtype_name(type)) +
                                              " is a packed sub-byte type, which needs DLPack >= 1.1 (versioned)");
   }
-  if (!versioned && tensor.read_only()) {
+  if (!versioned && tensor.read_only_kind() == ReadOnly::kFlagged) {
     throw Error(ErrorKind::kUnsupported,
                 "a read-only tensor cannot be exported as a legacy DLPack tensor, which has no read-only flag");
   }

@@ -164,7 +164,7 @@ struct Source {
 
 // A tensor over the producer's memory that owns `managed` (its deleter runs when ORT releases the value).
 template <class Managed>
-Source<Managed> wrap(Managed* managed, const Layout& l, const OrtMemoryInfo* memory, bool read_only) {
+Source<Managed> wrap(Managed* managed, const Layout& l, const OrtMemoryInfo* memory, ReadOnly read_only) {
   const DLTensor& t = managed->dl_tensor;
   // ORT may refuse a NULL buffer even for an empty tensor; any non-NULL address does, as nothing is read.
   static char empty_buffer;
@@ -223,7 +223,10 @@ Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& op
   const Layout l = validate(t, flags, options);
   const OrtMemoryInfo* memory = memory_info(t.device);
   if (!host_accessible(memory)) note_import(memory);  // the producer may have queued work before our stream
-  const bool read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || options.read_only;
+  // A fresh copy the producer made (IS_COPIED) is the consumer's, whatever the producer's contract for its arrays.
+  const ReadOnly read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 ? ReadOnly::kFlagged
+                             : options.read_only && (flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0 ? ReadOnly::kByContract
+                                                                                                 : ReadOnly::kNo;
   Source<Managed> source = l.compact && l.aligned ? wrap(managed, l, memory, read_only)
                                                   : compact_copy<Managed>(t, l, memory, options);
   const bool fresh = source.copied || (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;

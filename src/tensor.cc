@@ -9,7 +9,7 @@
 namespace ortdlpack {
 
 // Everything ORT can tell about the tensor, read once: the value never changes type, shape, data or memory.
-Tensor::Owner::Owner(OrtValue* v, bool ro) : read_only(ro) {
+Tensor::Owner::Owner(OrtValue* v, ReadOnly ro) : read_only(ro) {
   const OrtApi& api = ort();
   bool read = false;
 #if ORT_API_VERSION >= 24  // built against ORT 1.23 headers: only the slower path exists
@@ -41,7 +41,7 @@ Tensor::Owner::Owner(OrtValue* v, bool ro) : read_only(ro) {
   value.reset(v);
 }
 
-Tensor::Tensor(OrtValue* value, bool read_only, const DLDevice* device) {
+Tensor::Tensor(OrtValue* value, ReadOnly read_only, const DLDevice* device) {
   if (value == nullptr) throw Error(ErrorKind::kInvalidArgument, "OrtValue is NULL");
   Owned<OrtValue> guard(value);  // released here if anything below fails
   int is_tensor = 0;

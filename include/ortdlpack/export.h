@@ -19,7 +19,8 @@ namespace ortdlpack {
 DLManagedTensorVersioned* to_dlpack_versioned(const Tensor& tensor, uint64_t extra_flags = 0);
 
 // A legacy (pre-1.0) DLPack tensor. It cannot say "read-only" nor describe packed sub-byte types, so both are
-// Error(kUnsupported) rather than silently exported.
+// Error(kUnsupported) rather than silently exported; a tensor read-only by its producer's contract
+// (ReadOnly::kByContract: JAX, TensorFlow, whose own exports are such legacy tensors) is exported.
 DLManagedTensor* to_dlpack_legacy(const Tensor& tensor);
 
 // A legacy tensor over a versioned one, sharing its DLTensor; its deleter deletes `versioned`. For consumers that take

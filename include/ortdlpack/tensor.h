@@ -54,18 +54,28 @@ class ShapeView {
   size_t ndim_ = 0;
 };
 
+// Whether a Tensor's memory may be written, and who said it may not (ORT has no read-only tensors: the Tensor
+// carries it). Either way ORT never writes it (a read-only destination is refused) and exports carry READ_ONLY.
+enum class ReadOnly {
+  kNo,
+  kFlagged,     // its producer said so (DLPack READ_ONLY): never exported without the flag, so never as legacy DLPack
+  kByContract,  // its producer's arrays are immutable by contract, their capsules carry no flag (JAX, TensorFlow):
+                // a legacy export is what that producer hands out itself, so it is allowed
+};
+
 class Tensor {
  public:
   Tensor() noexcept = default;
 
   // Takes ownership of `value`, which must be a tensor (Error(kInvalidArgument) otherwise; `value` is then released).
   // `device`: the DLPack device of its memory when the caller knows it (an import); otherwise it is looked up.
-  explicit Tensor(OrtValue* value, bool read_only = false, const DLDevice* device = nullptr);
+  explicit Tensor(OrtValue* value, ReadOnly read_only = ReadOnly::kNo, const DLDevice* device = nullptr);
 
   // Borrowed: valid while this Tensor (or a copy) lives.
   OrtValue* ort_value() const noexcept { return owner_ ? owner_->value.get() : nullptr; }
   explicit operator bool() const noexcept { return owner_ != nullptr; }
-  bool read_only() const noexcept { return owner_ && owner_->read_only; }
+  bool read_only() const noexcept { return owner_ && owner_->read_only != ReadOnly::kNo; }
+  ReadOnly read_only_kind() const noexcept { return owner_ ? owner_->read_only : ReadOnly::kNo; }
   // How many Tensors and exported DLPack tensors share the OrtValue.
   long use_count() const noexcept { return owner_.use_count(); }
 
@@ -86,9 +96,9 @@ class Tensor {
 
  private:
   struct Owner {
-    Owner(OrtValue* v, bool ro);  // takes `v` only once everything about it was read
+    Owner(OrtValue* v, ReadOnly ro);  // takes `v` only once everything about it was read
     Owned<OrtValue> value;
-    bool read_only;
+    ReadOnly read_only;
     bool host = false;
     bool device_known = false;
     ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;

@@ -133,6 +133,21 @@ TEST(Export, ReadOnlyTravelsAndLegacyRefusesIt) {
   EXPECT_EQ(producer->deletes, 1);
 }
 
+TEST(Export, ReadOnlyByContractTravelsAndExportsAsLegacy) {
+  // JAX and TensorFlow arrays: immutable by contract, flagless legacy capsules are how they hand out memory.
+  auto producer = Producer::make(DLDataType{kDLFloat, 32, 1}, {2});
+  ImportOptions immutable;
+  immutable.read_only = true;
+  Tensor tensor = from_dlpack(&producer->legacy, immutable).tensor;
+  EXPECT_EQ(tensor.read_only_kind(), ReadOnly::kByContract);
+  DLManagedTensorVersioned* out = to_dlpack_versioned(tensor);
+  EXPECT_EQ(out->flags, DLPACK_FLAG_BITMASK_READ_ONLY);  // said where it can be said
+  out->deleter(out);
+  DLManagedTensor* legacy = to_dlpack_legacy(tensor);
+  EXPECT_EQ(legacy->dl_tensor.data, tensor.data());
+  legacy->deleter(legacy);
+}
+
 TEST(Export, SubByteNeedsVersionedDlpack) {
   auto producer = Producer::make(DLDataType{kDLInt, 4, 1}, {5});
   Tensor tensor = from_dlpack(&producer->versioned).tensor;

@@ -285,6 +285,7 @@ TEST(Import, ImmutableProducersImportReadOnly) {
   immutable.read_only = true;
   const Imported in = from_dlpack(&p->versioned, immutable);
   EXPECT_TRUE(in.tensor.read_only());
+  EXPECT_EQ(in.tensor.read_only_kind(), ReadOnly::kByContract);  // the flag, when there is one, wins: kFlagged
 }
 
 }  // namespace
