@@ -156,5 +156,23 @@ OrtDeviceMemoryType memory_type_from_name(const std::string& name) {
   return value_named(kMemoryTypeNames, name, "memory type");
 }
 
+OrtMemoryInfoDeviceType ort_device_type_from_value(long long value) {
+  for (const OrtDeviceName& n : kOrtDeviceNames) {
+    if (value == n.type) return n.type;
+  }
+  throw Error(ErrorKind::kInvalidArgument, "ORT device type " + std::to_string(value) + " is none of cpu (" +
+                                               std::to_string(OrtMemoryInfoDeviceType_CPU) + "), gpu, fpga, npu (" +
+                                               std::to_string(OrtMemoryInfoDeviceType_NPU) + ")");
+}
+
+OrtDeviceMemoryType memory_type_from_value(long long value) {
+  for (const MemoryTypeName& n : kMemoryTypeNames) {
+    if (value == n.type) return n.type;
+  }
+  throw Error(ErrorKind::kInvalidArgument, "memory type " + std::to_string(value) + " is neither default (" +
+                                               std::to_string(OrtDeviceMemoryType_DEFAULT) + ") nor host_accessible (" +
+                                               std::to_string(OrtDeviceMemoryType_HOST_ACCESSIBLE) + ")");
+}
+
 }  // namespace python
 }  // namespace ortdlpack

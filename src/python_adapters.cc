@@ -78,11 +78,9 @@ bool common_type(ONNXTensorElementDataType type) {
 
 }  // namespace
 
-std::pair<const char*, int> onnxruntime_binding_device(const OrtMemoryInfo* memory) {
-  if (host_accessible(memory)) return {"cpu", 0};
+OnnxruntimeDevice onnxruntime_device(const OrtMemoryInfo* memory) {
   const detail::MemoryFields m = detail::memory_fields(memory);
-  if (m.device_type == OrtMemoryInfoDeviceType_GPU) return {m.vendor_id == kVendorNvidia ? "cuda" : "gpu", m.device_id};
-  return {m.device_type == OrtMemoryInfoDeviceType_NPU ? "npu" : "cpu", m.device_id};
+  return {static_cast<int>(m.device_type), static_cast<int>(m.memory_type), m.vendor_id, m.device_id};
 }
 
 bool onnxruntime_wraps(DLDeviceType type) { return type == kDLCPU || type == kDLCUDA || type == kDLROCM; }
@@ -129,6 +127,19 @@ SessionInfo session_info(const std::vector<IoDeclaration>& inputs, const std::ve
   std::vector<IoInfo> in = convert(inputs);
   std::vector<IoInfo> out = convert(outputs);
   return SessionInfo(std::move(in), std::move(out), mine, std::move(owned));
+}
+
+std::optional<std::string> ort_message(const std::string& text) {
+  const std::string execution = "Error in execution: ";
+  if (text.compare(0, execution.size(), execution) == 0) return text.substr(execution.size());
+  // Status::ToString(): "[ONNXRuntimeError] : <code number> : <CODE_NAME> : <message>".
+  const std::string status = "[ONNXRuntimeError] : ";
+  if (text.compare(0, status.size(), status) != 0) return std::nullopt;
+  const size_t code_end = text.find(" : ", status.size());
+  if (code_end == std::string::npos) return std::nullopt;
+  const size_t name_end = text.find(" : ", code_end + 3);
+  if (name_end == std::string::npos) return std::nullopt;
+  return text.substr(name_end + 3);
 }
 
 bool cpu_only(const std::vector<std::string>& providers) {

@@ -22,10 +22,19 @@ namespace ortdlpack::python {
 // CUDA and ROCm memory); nullptr when onnxruntime has none.
 const char* onnxruntime_device_name(DLDeviceType type);
 
-// How onnxruntime's Python IOBinding.bind_output names the device of `memory` (its device_type and device_id, which
-// carry no memory type and no vendor but NVIDIA's "cuda"): host-accessible memory is ("cpu", 0), where ORT then
-// allocates; GPU memory "cuda" (NVIDIA) or "gpu"; NPU memory "npu".
-std::pair<const char*, int> onnxruntime_binding_device(const OrtMemoryInfo* memory);
+// The device of `memory` as onnxruntime's C.OrtDevice(device_type, memory_type, vendor_id, device_id) takes it
+// (onnxruntime numbers device and memory types as ORT's C API does: CPU 0, GPU 1, FPGA 2, NPU 3; DEFAULT 0,
+// HOST_ACCESSIBLE 5). What its IOBinding binds any memory with, plugin EPs' included: by address for inputs and
+// destinations, as the device ORT allocates an output on; the public IOBinding.bind_* name a device by type and
+// id only, which finds no allocator for memory of a vendor but NVIDIA's ("Failed to find allocator for device").
+// Every onnxruntime from 1.23 has that constructor.
+struct OnnxruntimeDevice {
+  int device_type;
+  int memory_type;
+  uint32_t vendor_id;
+  int device_id;
+};
+OnnxruntimeDevice onnxruntime_device(const OrtMemoryInfo* memory);
 
 // Whether onnxruntime's Python OrtValue.from_dlpack wraps memory of that type (CPU, CUDA, ROCm: the only public way
 // to make an onnxruntime.OrtValue over foreign memory).
@@ -41,6 +50,10 @@ bool is_plain(const DLTensor& t, uint64_t flags = 0) noexcept;
 // binding spells them. Error(kInvalidArgument) for unknown names.
 OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name);
 OrtDeviceMemoryType memory_type_from_name(const std::string& name);
+// The same from the enums' values (onnxruntime's Python enums hold these); Error(kInvalidArgument) for a value that
+// is not one.
+OrtMemoryInfoDeviceType ort_device_type_from_value(long long value);
+OrtDeviceMemoryType memory_type_from_value(long long value);
 
 // The EP device of the env with that EP name and hardware device (type, vendor id, device id): how the binding finds
 // the OrtEpDevice behind an onnxruntime.OrtEpDevice, which exposes no pointer. Error(kInvalidArgument) when the env
@@ -85,6 +98,14 @@ bool cpu_only(const std::vector<std::string>& providers);
 // an element type numpy has: the binding may run the plan with onnxruntime's InferenceSession.run on numpy views
 // instead of an IOBinding.
 bool host_only(const SessionInfo& info, const RunPlan& plan);
+
+// --- errors, as onnxruntime's Python API raises them -------------------------------------------------------------
+
+// ORT's own message inside the text of an exception onnxruntime's Python API raised for a failed run:
+// "[ONNXRuntimeError] : 1 : FAIL : <message>" (InferenceSession.run) or "Error in execution: <message>"
+// (run_with_iobinding). nullopt for any other text: not ORT's failure, passed on as it is. With run_failed()
+// (run_plan.h) the binding reports every failed run as Session::run does.
+std::optional<std::string> ort_message(const std::string& text);
 
 // --- installed EP packages ---------------------------------------------------------------------------------------
 

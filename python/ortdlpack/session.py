@@ -71,9 +71,7 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
     idle = planner.idle
     binding = idle.pop() if idle else session.io_binding()
     try:
-        plan.bind(binding)
-        session.run_with_iobinding(binding, run_options)
-        return plan.collect(binding)  # before the binding is cleared: see _Plan.collect
+        return plan.run(session, binding, run_options)  # outputs converted before the binding is cleared
     finally:
         binding.clear_binding_inputs()
         binding.clear_binding_outputs()  # drops ORT's and the wrapper's references to the caller's memory

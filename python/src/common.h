@@ -59,11 +59,14 @@ struct Device {
   DLDevice dl{kDLCPU, 0};
   const OrtMemoryInfo* memory = nullptr;  // owned by ORT (the EP device); NULL: use ortdlpack::memory_info(dl)
 };
-// Accepts a Device, "cpu", "cuda:0", a (dl_device_type, id) tuple and an onnxruntime.OrtEpDevice.
-// TypeError for other types, ValueError for unknown names.
-Device to_device(nb::handle spec);
+// Accepts a Device, "cpu", "cuda:0", a (dl_device_type, id) tuple and an onnxruntime.OrtEpDevice. TypeError for
+// other types, ValueError for unknown names and out-of-range values, both naming the argument `what`.
+Device to_device(nb::handle spec, const char* what);
 // The placement target (placement.h) a device argument names: None -> anywhere, an EP device -> its exact memory.
-Target to_target(nb::handle spec);
+Target to_target(nb::handle spec, const char* what);
+// An integer argument (anything with __index__): TypeError for other types, ValueError outside [min, max], both
+// naming the argument `what`.
+long long to_integer(nb::handle h, const char* what, long long min = INT64_MIN, long long max = INT64_MAX);
 nb::object make_device(DLDevice dl);
 void bind_device(nb::module_& m);
 
@@ -78,8 +81,9 @@ nb::object wrap(Tensor t);
 nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                          nb::handle copy);
 nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy);
-// What from_dlpack imports, as a core Tensor (no Python object made).
-Tensor import_any(nb::handle x, nb::handle device, nb::handle copy);
+// What from_dlpack imports, as a core Tensor (no Python object made). `what` names `x` in the TypeError for an
+// object that is no DLPack tensor. JAX arrays and TensorFlow tensors, immutable by contract, import read-only.
+Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* what);
 // A legacy "dltensor" capsule over a versioned export (legacy_view, export.h), for legacy-only consumers such as
 // onnxruntime's OrtValue.from_dlpack: read-only and packed sub-byte tensors pass too.
 nb::object legacy_capsule_over(DLManagedTensorVersioned* inner);
@@ -90,11 +94,17 @@ void bind_dlpack(nb::module_& m);
 bool is_ortvalue(nb::handle x);
 // onnxruntime.OrtValue over an unconsumed legacy capsule (bool told to onnxruntime < 1.32 its own way).
 nb::object ortvalue_from_capsule(nb::handle capsule);
-// An onnxruntime.OrtValue sharing `t`'s memory and keeping it alive. BufferError for memory it cannot wrap (CPU,
-// CUDA and ROCm only).
+// An onnxruntime.OrtValue sharing `t`'s memory and keeping it alive, complete (work pending on it is waited for: the
+// value's readers order nothing). BufferError for memory it cannot wrap (CPU, CUDA and ROCm only).
 nb::object ortvalue_of(const Tensor& t);
 // An unconsumed legacy capsule of an onnxruntime.OrtValue's tensor, bool tensors typed kDLBool.
 nb::object capsule_of_ortvalue(nb::handle ortvalue);
+// onnxruntime's C.OrtDevice of `memory` (python::onnxruntime_device): how its IOBinding binds memory of any device.
+nb::object onnxruntime_device(const OrtMemoryInfo* memory);
+// A Tensor over an onnxruntime.OrtValue ORT allocated in `memory` (an IOBinding output), without a copy. onnxruntime's
+// DLPack export names CPU, CUDA and ROCm memory only (a plugin EP's raises, or comes out as CUDA): a value in other
+// memory is wrapped by address, owning a copy of the value (which shares its buffer).
+Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory);
 
 // exchange_api.cc ------------------------------------------------------------------------------------------------
 // The DLPackExchangeAPI of `type` (its __dlpack_c_exchange_api__ class attribute), or NULL. Keeps no reference.

@@ -15,26 +15,14 @@
 namespace ortdlpack::py {
 namespace {
 
-long long as_int(nb::handle h, const char* what) {
-  PyObject* index = PyNumber_Index(h.ptr());
-  if (index == nullptr) {
-    PyErr_Clear();
-    throw nb::type_error((std::string(what) + " must be an integer").c_str());
-  }
-  const long long v = PyLong_AsLongLong(index);
-  Py_DECREF(index);
-  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
-  return v;
-}
-
 // An onnxruntime.OrtEpDevice: found again among the env's EP devices by the core, whose DEFAULT memory then names
 // the device exactly.
 Device from_ep_device(nb::handle ep) {
   nb::object hw = ep.attr("device");
   const OrtEpDevice* device = python::find_ep_device(nb::cast<std::string>(ep.attr("ep_name")),
-                                                     as_int(hw.attr("type"), "OrtHardwareDevice.type"),
-                                                     as_int(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
-                                                     as_int(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
+                                                     to_integer(hw.attr("type"), "OrtHardwareDevice.type"),
+                                                     to_integer(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
+                                                     to_integer(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
   const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(device, OrtDeviceMemoryType_DEFAULT);
   if (memory == nullptr) return Device{};  // EPs that use plain CPU memory (the CPU EP) declare none
   return Device{to_dlpack_device(memory), memory};
@@ -52,27 +40,46 @@ nb::object dlpack_device(const Device& d) { return nb::make_tuple(static_cast<in
 
 }  // namespace
 
-Device to_device(nb::handle spec) {
-  if (nb::isinstance<Device>(spec)) return nb::cast<Device>(spec);
-  if (PyUnicode_Check(spec.ptr())) return Device{dl_device_from_name(nb::cast<std::string>(spec))};
-  if (PyTuple_Check(spec.ptr())) {
-    if (PyTuple_GET_SIZE(spec.ptr()) != 2) throw nb::type_error("a device tuple is (dl_device_type, device_id)");
-    const long long type = as_int(PyTuple_GET_ITEM(spec.ptr(), 0), "dl_device_type");
-    const long long id = as_int(PyTuple_GET_ITEM(spec.ptr(), 1), "device_id");
-    if (type < 1 || type > INT32_MAX || id < 0 || id > INT32_MAX) {
-      throw Error(ErrorKind::kInvalidArgument,
-                  "invalid DLPack device (" + std::to_string(type) + ", " + std::to_string(id) + ")");
-    }
-    return Device{DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)}};
+long long to_integer(nb::handle h, const char* what, long long min, long long max) {
+  PyObject* index = PyNumber_Index(h.ptr());
+  if (index == nullptr) {
+    PyErr_Clear();
+    throw nb::type_error((std::string(what) + " must be an int, not " + Py_TYPE(h.ptr())->tp_name).c_str());
   }
-  if (PyObject_TypeCheck(spec.ptr(), ep_device_type())) return from_ep_device(spec);
-  throw nb::type_error(("a device is a str ('cpu', 'cuda:0'), a (dl_device_type, id) tuple, an onnxruntime.OrtEpDevice "
-                        "or an ortdlpack.Device, not " + std::string(Py_TYPE(spec.ptr())->tp_name)).c_str());
+  int overflow = 0;
+  const long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
+  Py_DECREF(index);
+  if (v == -1 && PyErr_Occurred()) throw nb::python_error();
+  if (overflow != 0 || v < min || v > max) {
+    throw nb::value_error((std::string(what) + " must be in [" + std::to_string(min) + ", " + std::to_string(max) +
+                           "], not " + nb::cast<std::string>(nb::str(h)))
+                              .c_str());
+  }
+  return v;
 }
 
-Target to_target(nb::handle spec) {
+Device to_device(nb::handle spec, const char* what) {
+  if (nb::isinstance<Device>(spec)) return nb::cast<Device>(spec);
+  try {
+    if (PyUnicode_Check(spec.ptr())) return Device{dl_device_from_name(nb::cast<std::string>(spec))};
+    if (PyObject_TypeCheck(spec.ptr(), ep_device_type())) return from_ep_device(spec);
+  } catch (const Error& e) {  // the core's reason, with the argument's name in front
+    throw Error(e.kind(), std::string(what) + ": " + e.what());
+  }
+  if (PyTuple_Check(spec.ptr()) && PyTuple_GET_SIZE(spec.ptr()) == 2) {
+    const std::string in = std::string(what) + " (dl_device_type, device_id)";
+    const long long type = to_integer(PyTuple_GET_ITEM(spec.ptr(), 0), (in + ": dl_device_type").c_str(), 1, INT32_MAX);
+    const long long id = to_integer(PyTuple_GET_ITEM(spec.ptr(), 1), (in + ": device_id").c_str(), 0, INT32_MAX);
+    return Device{DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)}};
+  }
+  throw nb::type_error((std::string(what) + " must be a str ('cpu', 'cuda:0'), a (dl_device_type, device_id) tuple, "
+                        "an onnxruntime.OrtEpDevice or an ortdlpack.Device, not " + Py_TYPE(spec.ptr())->tp_name)
+                           .c_str());
+}
+
+Target to_target(nb::handle spec, const char* what) {
   if (spec.is_none()) return Target::anywhere();
-  const Device d = to_device(spec);
+  const Device d = to_device(spec, what);
   return d.memory ? Target::in(d.memory) : Target::on(d.dl);
 }
 
@@ -81,7 +88,7 @@ nb::object make_device(DLDevice dl) { return nb::cast(Device{dl, nullptr}); }
 void bind_device(nb::module_& m) {
   nb::class_<Device>(m, "Device",
                      "A device: 'cpu', 'cuda:0', a (dl_device_type, id) tuple, or an onnxruntime.OrtEpDevice.")
-      .def("__init__", [](Device* self, nb::handle spec) { new (self) Device(to_device(spec)); }, nb::arg("spec"),
+      .def("__init__", [](Device* self, nb::handle spec) { new (self) Device(to_device(spec, "spec")); }, nb::arg("spec"),
            nb::sig("def __init__(self, spec: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> None"))
       .def_prop_ro("type", [](const Device& d) { return static_cast<int>(d.dl.device_type); },
                    "The DLPack device type (DLDeviceType value, e.g. 1 for kDLCPU).")
@@ -98,7 +105,7 @@ void bind_device(nb::module_& m) {
            "(dl_device_type, device_id), as Tensor.__dlpack_device__() returns.")
       .def("__eq__", [](const Device& d, nb::handle other) -> nb::object {
         try {
-          const DLDevice o = to_device(other).dl;
+          const DLDevice o = to_device(other, "other").dl;
           return nb::bool_(o.device_type == d.dl.device_type && o.device_id == d.dl.device_id);
         } catch (const std::exception&) {  // not a device (ortdlpack, nanobind and Python errors alike)
           return nb::borrow(Py_NotImplemented);

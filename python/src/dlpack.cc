@@ -74,10 +74,11 @@ std::optional<int64_t> parse_stream(nb::handle stream) {
 // caller still owns `m`; `consumed()` runs once the Tensor owns it (a capsule is renamed then, so that its
 // destructor does not free it again).
 template <class Managed, class Consumed>
-Tensor import_placed(Managed* m, CopyMode copy, const Target& target, Consumed consumed) {
+Tensor import_placed(Managed* m, CopyMode copy, const Target& target, bool immutable, Consumed consumed) {
   ImportOptions options;
   options.copy = copy;
   options.target = target;
+  options.read_only = immutable;
   options.run_copy = &run_without_gil;
   Imported r = ortdlpack::from_dlpack(m, options);
   consumed();
@@ -85,19 +86,19 @@ Tensor import_placed(Managed* m, CopyMode copy, const Target& target, Consumed c
 }
 
 // Imports a DLPack capsule: ownership moves into the Tensor and the capsule is renamed used_*. On failure the capsule
-// is untouched and still owns its tensor.
-Tensor import_capsule(PyObject* capsule, CopyMode copy, const Target& target) {
+// is untouched and still owns its tensor. `immutable`: the capsule's producer's arrays are (immutable_producer).
+Tensor import_capsule(PyObject* capsule, CopyMode copy, const Target& target, bool immutable = false) {
   const char* name = PyCapsule_GetName(capsule);
   if (name == nullptr) throw nb::python_error();
   if (std::strcmp(name, kVersioned) == 0) {
     auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kVersioned));
     if (m == nullptr) throw nb::python_error();
-    return import_placed(m, copy, target, [&] { PyCapsule_SetName(capsule, kUsedVersioned); });
+    return import_placed(m, copy, target, immutable, [&] { PyCapsule_SetName(capsule, kUsedVersioned); });
   }
   if (std::strcmp(name, kLegacy) == 0) {
     auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kLegacy));
     if (m == nullptr) throw nb::python_error();
-    return import_placed(m, copy, target, [&] { PyCapsule_SetName(capsule, kUsedLegacy); });
+    return import_placed(m, copy, target, immutable, [&] { PyCapsule_SetName(capsule, kUsedLegacy); });
   }
   if (std::strcmp(name, kUsedVersioned) == 0 || std::strcmp(name, kUsedLegacy) == 0) {
     throw Error(ErrorKind::kInvalidArgument, "this DLPack capsule was already consumed (a capsule can be imported once)");
@@ -127,11 +128,28 @@ DLManagedTensorVersioned* exchange_export(nb::handle x) {
 Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& target) {
   bool owned = false;  // by the Tensor, once imported
   try {
-    return import_placed(m, copy, target, [&] { owned = true; });
+    return import_placed(m, copy, target, false, [&] { owned = true; });
   } catch (...) {
     if (!owned && m->deleter != nullptr) m->deleter(m);
     throw;
   }
+}
+
+// Whether `type`'s arrays are immutable by contract though their capsules carry no READ_ONLY flag: JAX arrays and
+// TensorFlow tensors (ImportOptions::read_only). Told by the module that defines the type, without importing either.
+bool immutable_producer(PyTypeObject* type) {
+  const char* name = type->tp_name;  // "module.Name" for static types; heap types keep the module in __module__
+  std::string module(name, std::strrchr(name, '.') ? std::strrchr(name, '.') - name : 0);
+  if ((type->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0) {
+    PyObject* m = PyDict_GetItemString(type->tp_dict, "__module__");  // borrowed
+    if (m == nullptr || !PyUnicode_Check(m)) return false;
+    module = PyUnicode_AsUTF8(m);
+  }
+  const auto is = [&](const char* top) {
+    const size_t n = std::strlen(top);
+    return module.compare(0, n, top) == 0 && (module.size() == n || module[n] == '.');
+  };
+  return is("jax") || is("jaxlib") || is("tensorflow");
 }
 
 // Interned names and prebuilt arguments of the __dlpack__ call: kw[bits] are the keyword names of a call with
@@ -262,7 +280,7 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
   const bool versioned = wants_versioned(max_version);
   const CopyMode mode = to_copy_mode(copy);
   const std::optional<int64_t> consumer = parse_stream(stream);
-  const Placed p = place(t, to_target(dl_device), mode, "__dlpack__", nullptr, &run_without_gil);
+  const Placed p = place(t, to_target(dl_device, "dl_device"), mode, "__dlpack__", nullptr, &run_without_gil);
   if (host_accessible(p.tensor.memory_info())) {
     order_for_consumer(p.tensor, consumer);  // checks the stream value; never waits
   } else {
@@ -282,6 +300,9 @@ nb::object legacy_capsule_over(DLManagedTensorVersioned* inner) { return to_caps
 // as_ortvalue: x's DLPack tensor goes to onnxruntime's OrtValue.from_dlpack as it is when that reads it correctly
 // (is_plain, import.h): one import, onnxruntime's. Otherwise ortdlpack imports it (copying what must be copied) and
 // exports that.
+// A producer whose tensors are in memory with a stream (stream_for_producer) is asked through import_any, which names
+// ortdlpack's stream (streams.md rule 1), and ortvalue_of completes what is pending on it: asked plainly, such a
+// producer would order nothing before onnxruntime's reads.
 nb::object as_ortvalue(nb::handle x) {
   if (is_ortvalue(x)) return nb::borrow(x);
   if (is_tensor(x)) return ortvalue_of(tensor_of(x).tensor);
@@ -291,37 +312,39 @@ nb::object as_ortvalue(nb::handle x) {
       if (python::is_plain(m->dl_tensor, m->flags)) return ortvalue_from_capsule(legacy_capsule_over(m));
       return ortvalue_of(import_owned(m, CopyMode::kIfNeeded, Target::anywhere()));
     }
-  } else if (PyObject* cap = PyObject_CallMethodNoArgs(x.ptr(), names().dlpack)) {
-    // What onnxruntime asks a producer for: its legacy capsule.
-    nb::object capsule = nb::steal(cap);
-    if (PyCapsule_IsValid(cap, kLegacy) &&
-        python::is_plain(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacy))->dl_tensor)) {
-      return ortvalue_from_capsule(capsule);
+  } else if (stream_for_producer(x) == 0) {
+    if (PyObject* cap = PyObject_CallMethodNoArgs(x.ptr(), names().dlpack)) {
+      // What onnxruntime asks a producer for: its legacy capsule.
+      nb::object capsule = nb::steal(cap);
+      if (PyCapsule_IsValid(cap, kLegacy) &&
+          python::is_plain(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacy))->dl_tensor)) {
+        return ortvalue_from_capsule(capsule);
+      }
+    } else {
+      PyErr_Clear();  // e.g. numpy exports no read-only array as a legacy capsule: the versioned route below does
     }
-  } else {
-    PyErr_Clear();  // e.g. numpy exports no read-only array as a legacy capsule: the versioned route below does
   }
-  return ortvalue_of(import_any(x, nb::none(), nb::none()));
+  return ortvalue_of(import_any(x, nb::none(), nb::none(), "as_ortvalue: x"));
 }
 
-Tensor import_any(nb::handle x, nb::handle device, nb::handle copy) {
+Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* what) {
   const CopyMode mode = to_copy_mode(copy);
-  const Target target = to_target(device);
+  const Target target = to_target(device, "device");
   if (is_tensor(x)) return place(tensor_of(x).tensor, target, mode, "from_dlpack", nullptr, &run_without_gil).tensor;
   if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
   if (DLManagedTensorVersioned* m = exchange_export(x)) return import_owned(m, mode, target);
   // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
   if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
   if (!PyObject_HasAttr(x.ptr(), names().dlpack)) {
-    throw nb::type_error(("from_dlpack: " + std::string(Py_TYPE(x.ptr())->tp_name) +
-                          " is neither a DLPack producer (no __dlpack__) nor a DLPack capsule").c_str());
+    throw nb::type_error((std::string(what) + " must be a DLPack producer (an object with __dlpack__) or a DLPack "
+                          "capsule, not " + Py_TYPE(x.ptr())->tp_name).c_str());
   }
   nb::object capsule = call_dlpack(x, target, copy);
-  return import_capsule(capsule.ptr(), mode, target);
+  return import_capsule(capsule.ptr(), mode, target, immutable_producer(Py_TYPE(x.ptr())));
 }
 
 nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
-  Tensor t = import_any(x, device, copy);
+  Tensor t = import_any(x, device, copy, "from_dlpack: x");
   // An ortdlpack.Tensor that stays where it is, is returned as itself.
   if (is_tensor(x) && t.ort_value() == tensor_of(x).tensor.ort_value()) return nb::borrow(x);
   return wrap(std::move(t));

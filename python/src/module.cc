@@ -3,6 +3,7 @@
 // The extension links no ORT library (one ORT per process). ortdlpack/__init__.py passes this file's path to
 // onnxruntime.SessionOptions().register_custom_ops_library(): the wheel's ORT dlopen()s it (the same handle Python
 // already holds) and calls RegisterCustomOps with its own OrtApiBase, which initialises the core.
+#include <cstdint>
 #include <string>
 
 #include <nanobind/stl/string.h>
@@ -32,19 +33,42 @@ extern "C" __attribute__((visibility("default"))) OrtStatus* RegisterCustomOps(O
 namespace ortdlpack::py {
 namespace {
 
+// register_device's arguments: a name or an enum value each, errors naming the argument.
+std::string parse_name(nb::handle h, const char* what) {
+  if (!PyUnicode_Check(h.ptr())) {
+    throw nb::type_error((std::string(what) + " must be a str, not " + Py_TYPE(h.ptr())->tp_name).c_str());
+  }
+  return nb::cast<std::string>(h);
+}
+
+template <class Parse>
+auto named(const char* what, Parse parse) {
+  try {
+    return parse();
+  } catch (const Error& e) {  // the core's reason, with the argument's name in front
+    throw Error(e.kind(), std::string(what) + ": " + e.what());
+  }
+}
+
 OrtMemoryInfoDeviceType parse_ort_device_type(nb::handle h) {
-  if (PyUnicode_Check(h.ptr())) return python::ort_device_type_from_name(nb::cast<std::string>(h));
-  return static_cast<OrtMemoryInfoDeviceType>(nb::cast<int>(h));
+  return named("ort_device_type", [&] {
+    if (PyUnicode_Check(h.ptr())) return python::ort_device_type_from_name(nb::cast<std::string>(h));
+    return python::ort_device_type_from_value(to_integer(h, "ort_device_type"));
+  });
 }
 
 OrtDeviceMemoryType parse_memory_type(nb::handle h) {
-  if (PyUnicode_Check(h.ptr())) return python::memory_type_from_name(nb::cast<std::string>(h));
-  return static_cast<OrtDeviceMemoryType>(nb::cast<int>(h));
+  return named("memory_type", [&] {
+    if (PyUnicode_Check(h.ptr())) return python::memory_type_from_name(nb::cast<std::string>(h));
+    return python::memory_type_from_value(to_integer(h, "memory_type"));
+  });
 }
 
+uint32_t parse_vendor_id(nb::handle h) { return static_cast<uint32_t>(to_integer(h, "vendor_id", 0, UINT32_MAX)); }
+
 DLDeviceType parse_dl_device_type(nb::handle h) {
-  if (PyLong_Check(h.ptr())) return static_cast<DLDeviceType>(nb::cast<int>(h));
-  return to_device(h).dl.device_type;
+  if (PyUnicode_Check(h.ptr())) return to_device(h, "dl_device_type").dl.device_type;
+  return static_cast<DLDeviceType>(to_integer(h, "dl_device_type", 1, INT32_MAX));
 }
 
 // The core's EpPackageFinder (python_adapters.h): ortdlpack/_ep_packages.py reads the installed distributions.
@@ -98,10 +122,11 @@ NB_MODULE(_ortdlpack, m) {
   m.def("_register_ep_devices", [] { return ortdlpack::register_ep_devices(ortdlpack::env()); },
         "Registers the DLPack device of every EP device in the env that advertises 'dlpack.device_type'.");
   m.def("register_device",
-        [](const std::string& name, nb::handle ort_device_type, uint32_t vendor_id, nb::handle memory_type,
+        [](nb::handle name, nb::handle ort_device_type, nb::handle vendor_id, nb::handle memory_type,
            nb::handle dl_device_type) {
-          ortdlpack::register_device(ortdlpack::DeviceMapping{name, parse_ort_device_type(ort_device_type), vendor_id,
-                                                              parse_memory_type(memory_type),
+          ortdlpack::register_device(ortdlpack::DeviceMapping{parse_name(name, "name"),
+                                                              parse_ort_device_type(ort_device_type),
+                                                              parse_vendor_id(vendor_id), parse_memory_type(memory_type),
                                                               parse_dl_device_type(dl_device_type)});
         },
         nb::arg("name"), nb::arg("ort_device_type"), nb::arg("vendor_id"), nb::arg("memory_type"),
@@ -112,11 +137,11 @@ NB_MODULE(_ortdlpack, m) {
         "'host_accessible') to a DLPack device type (int or name like 'ext_dev'); `name` is the OrtMemoryInfo name "
         "used when ortdlpack creates memory on it. ValueError when it conflicts with a built-in or earlier mapping.");
   m.def("unregister_device",
-        [](nb::handle ort_device_type, uint32_t vendor_id, nb::handle memory_type, const std::string& name) {
-          return ortdlpack::unregister_device(parse_ort_device_type(ort_device_type), vendor_id,
-                                              parse_memory_type(memory_type), name);
+        [](nb::handle ort_device_type, nb::handle vendor_id, nb::handle memory_type, nb::handle name) {
+          return ortdlpack::unregister_device(parse_ort_device_type(ort_device_type), parse_vendor_id(vendor_id),
+                                              parse_memory_type(memory_type), parse_name(name, "name"));
         },
-        nb::arg("ort_device_type"), nb::arg("vendor_id"), nb::arg("memory_type"), nb::arg("name") = "",
+        nb::arg("ort_device_type"), nb::arg("vendor_id"), nb::arg("memory_type"), nb::arg("name") = nb::str(""),
         nb::sig("def unregister_device(ort_device_type: str | int, vendor_id: int, memory_type: str | int, "
                 "name: str = '') -> bool"),
         "Removes a mapping added by register_device(); returns whether one was removed. `name` identifies memory "

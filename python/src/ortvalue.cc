@@ -3,8 +3,12 @@
 //   public class (what the public OrtValue.from_dlpack of 1.26+ does, minus its look-ups; 1.23-1.25 have no public
 //   one). 1.32+ reads kDLBool; 1.21-1.31 take a bool tensor as uint8 plus the is_bool_tensor flag.
 // - reading an OrtValue's memory: C.OrtValue.__dlpack__ / to_dlpack(); before 1.32 a bool tensor comes out as uint8.
+#include <algorithm>
 #include <cstdio>
 #include <string>
+#include <vector>
+
+#include <nanobind/stl/vector.h>
 
 #include "common.h"
 
@@ -14,6 +18,8 @@ namespace {
 struct OrtValueApi {
   PyObject* ortvalue_type = nullptr;  // onnxruntime.OrtValue
   PyObject* c_from_dlpack = nullptr;  // onnxruntime.capi._pybind_state.OrtValue.from_dlpack
+  PyObject* c_device = nullptr;       // onnxruntime.capi._pybind_state.OrtDevice
+  PyObject* c_vector = nullptr;       // onnxruntime.capi._pybind_state.OrtValueVector
   bool knows_bool = false;            // capsules carry kDLBool both ways (onnxruntime >= 1.32)
 };
 
@@ -27,13 +33,82 @@ const OrtValueApi& api() {
     OrtValueApi r;
     r.ortvalue_type = nb::object(ort.attr("OrtValue")).release().ptr();  // kept for the process's life, like the module
     r.c_from_dlpack = nb::object(c.attr("OrtValue").attr("from_dlpack")).release().ptr();
+    r.c_device = nb::object(c.attr("OrtDevice")).release().ptr();
+    r.c_vector = nb::object(c.attr("OrtValueVector")).release().ptr();
     r.knows_bool = major > 1 || (major == 1 && minor >= 32);
     return r;
   }();
   return a;
 }
 
+// The DLPack tensor of tensor_of_ortvalue: it owns a copy of the onnxruntime value (an OrtValueVector of one, which
+// shares the value's buffer: in onnxruntime <= 1.29 the values IOBinding.get_outputs() returns are freed with the
+// binding) and drops it, with the GIL, in its deleter.
+struct ValueExport {
+  DLManagedTensorVersioned managed{};
+  std::vector<int64_t> shape, strides;
+  PyObject* owner = nullptr;
+
+  static void deleter(DLManagedTensorVersioned* m) noexcept {
+    auto* self = static_cast<ValueExport*>(m->manager_ctx);
+#if PY_VERSION_HEX >= 0x030D0000
+    const bool finalizing = Py_IsFinalizing();
+#else
+    const bool finalizing = _Py_IsFinalizing();
+#endif
+    if (self->owner != nullptr && Py_IsInitialized() && !finalizing) {  // at exit the interpreter frees it
+      const PyGILState_STATE gil = PyGILState_Ensure();
+      Py_DECREF(self->owner);
+      PyGILState_Release(gil);
+    }
+    delete self;
+  }
+};
+
 }  // namespace
+
+nb::object onnxruntime_device(const OrtMemoryInfo* memory) {
+  const python::OnnxruntimeDevice d = python::onnxruntime_device(memory);
+  return nb::borrow(api().c_device)(d.device_type, d.memory_type, d.vendor_id, d.device_id);
+}
+
+Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory) {
+  if (python::onnxruntime_wraps(to_dlpack_device(memory).device_type)) {
+    return import_any(ortvalue, nb::none(), nb::none(), "an output");
+  }
+  nb::object value = ortvalue.attr("_ortvalue");
+  nb::object copy = nb::borrow(api().c_vector)();
+  copy.attr("push_back")(value);
+  // With the value itself: onnxruntime >= 1.31 has it keep its session alive where the buffer needs it (WebGPU).
+  nb::object owner = nb::make_tuple(copy, ortvalue);
+  auto* e = new ValueExport();
+  DLManagedTensorVersioned* m = &e->managed;
+  m->version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+  m->manager_ctx = e;
+  m->deleter = &ValueExport::deleter;
+  try {
+    e->shape = nb::cast<std::vector<int64_t>>(value.attr("shape")());
+    e->strides.assign(e->shape.size(), 1);
+    for (size_t i = e->shape.size(); i-- > 1;) e->strides[i - 1] = e->strides[i] * std::max<int64_t>(e->shape[i], 1);
+    DLTensor& t = m->dl_tensor;
+    t.data = reinterpret_cast<void*>(nb::cast<uintptr_t>(value.attr("data_ptr")()));
+    t.device = to_dlpack_device(memory);
+    t.ndim = static_cast<int32_t>(e->shape.size());
+    t.dtype = to_dlpack_dtype(static_cast<ONNXTensorElementDataType>(nb::cast<int>(value.attr("element_type")())));
+    t.shape = e->shape.data();
+    t.strides = e->strides.data();
+  } catch (...) {
+    delete e;  // owner not taken yet
+    throw;
+  }
+  e->owner = owner.release().ptr();
+  try {
+    return ortdlpack::from_dlpack(m).tensor;
+  } catch (...) {
+    m->deleter(m);  // still ours on failure
+    throw;
+  }
+}
 
 bool is_ortvalue(nb::handle x) {
   const int r = PyObject_IsInstance(x.ptr(), api().ortvalue_type);
@@ -58,6 +133,11 @@ nb::object ortvalue_of(const Tensor& t) {
     throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " + describe_memory(t.memory_info()) +
                                              " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory "
                                              "only); ortdlpack.run feeds such tensors to sessions");
+  }
+  if (!t.host_accessible()) {
+    // onnxruntime orders nothing before its reads: the tensor is made complete first (streams.md rule 3's None).
+    nb::gil_scoped_release release;
+    order_for_consumer(t, std::nullopt);
   }
   return ortvalue_from_capsule(legacy_capsule_over(to_dlpack_versioned(t)));
 }

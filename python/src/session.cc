@@ -2,7 +2,9 @@
 // env: the wheel's ORT, see module.cc), and ortdlpack.run's binding of the core's run plan to an
 // onnxruntime.InferenceSession. Feeds and destinations go through import_any (dlpack.cc), so every producer
 // from_dlpack takes is a feed.
+#include <climits>
 #include <memory>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -44,8 +46,8 @@ void create_session(Session* self, nb::handle model, nb::handle intra, nb::handl
       throw nb::value_error("stream must be a native stream handle (a non-negative int)");
     }
   }
-  if (!intra.is_none()) c.intra_op_num_threads = nb::cast<int>(intra);
-  if (!inter.is_none()) c.inter_op_num_threads = nb::cast<int>(inter);
+  if (!intra.is_none()) c.intra_op_num_threads = static_cast<int>(to_integer(intra, "intra_op_num_threads", INT_MIN, INT_MAX));
+  if (!inter.is_none()) c.inter_op_num_threads = static_cast<int>(to_integer(inter, "inter_op_num_threads", INT_MIN, INT_MAX));
   if (!ep.is_none()) c.ep = str_of(ep, "ep");  // "" is the core's to refuse
   c.ep_options = string_pairs(ep_options, "ep_options");
   c.entries = string_pairs(config, "config");
@@ -85,50 +87,98 @@ struct Request {
   RunPlan plan;
 };
 
-// Imports every (name, producer) pair of a mapping with `import`, into `out`; an import error names the entry.
+// Adds a PEP 678 note to the exception being raised (add_note on 3.11+, __notes__ before, which tracebacks then do
+// not show but which stays on the object).
+void add_note(const nb::python_error& e, const std::string& note) {
+  nb::handle value = e.value();
+  if (nb::hasattr(value, "add_note")) {
+    value.attr("add_note")(note);
+    return;
+  }
+  nb::object notes = nb::hasattr(value, "__notes__") ? nb::object(value.attr("__notes__")) : nb::object(nb::list());
+  notes.attr("append")(note);
+  nb::setattr(value, "__notes__", notes);
+}
+
+// What a TypeError for feeds adds: the argument order, which is not onnxruntime's.
+constexpr const char* kRunOrder = " (ortdlpack's order is run([session,] feeds, output_names=None, *, outputs=None, "
+                                  "device=None), not onnxruntime's run(output_names, input_feed))";
+
+// Imports every (name, producer) pair of the mapping argument `argument` with `import`, into `out`; an import error
+// names the entry (`entry` 'name'). `hint` ends the TypeError for an argument that is no mapping.
 template <class Import>
-void for_items(nb::handle mapping, const char* what, std::vector<std::pair<std::string, Tensor>>& out, Import import) {
+void for_items(nb::handle mapping, const char* argument, const char* entry, const char* hint,
+               std::vector<std::pair<std::string, Tensor>>& out, Import import) {
   const auto add = [&](nb::handle k, nb::handle v) {
-    std::string name = str_of(k, what);
+    std::string name = str_of(k, (std::string(argument) + " key").c_str());
     out.emplace_back(name, Tensor());
     try {
       out.back().second = import(v);
+    } catch (nb::python_error& e) {
+      // Raised by Python code (a producer's own __dlpack__): kept as it is, class and object, with a note.
+      add_note(e, std::string("ortdlpack: raised importing ") + entry + " '" + name + "'");
+      throw;
     } catch (...) {
-      // The same Python exception type with the entry's name in front, the original as its cause (e.g. a
-      // producer's own error from __dlpack__).
+      // ortdlpack's own error: the same Python exception type with the entry's name in front.
       set_python_error();
       nb::python_error e;
-      nb::raise_from(e, nb::borrow(e.type()), "%s '%s': %U", what, name.c_str(), nb::str(e.value()).ptr());
+      nb::raise_from(e, nb::borrow(e.type()), "%s '%s': %U", entry, name.c_str(), nb::str(e.value()).ptr());
     }
   };
   if (PyDict_Check(mapping.ptr())) {
     for (auto [k, v] : nb::borrow<nb::dict>(mapping)) add(k, v);
     return;
   }
-  if (!PyMapping_Check(mapping.ptr()) || !PyObject_HasAttrString(mapping.ptr(), "items")) {
-    throw nb::type_error((std::string(what) + "s must be a mapping of names to tensors, not " +
-                          Py_TYPE(mapping.ptr())->tp_name).c_str());
+  if (!PyMapping_Check(mapping.ptr()) || PyList_Check(mapping.ptr()) || PyTuple_Check(mapping.ptr()) ||
+      !PyObject_HasAttrString(mapping.ptr(), "items")) {
+    throw nb::type_error((std::string(argument) + " must be a mapping of " + entry + " names to tensors, not " +
+                          Py_TYPE(mapping.ptr())->tp_name + hint).c_str());
   }
   nb::object items = nb::steal(PyMapping_Items(mapping.ptr()));
   if (!items.is_valid()) throw nb::python_error();
   for (nb::handle item : items) add(item[0], item[1]);
 }
 
+// A destination torch's autograd tracks (requires_grad): ORT's write would bypass it, and torch itself refuses to
+// write such a leaf in place or to export any such tensor. Asked of types that have the attribute only (no exception
+// is made for others).
+void refuse_if_autograd_tracks(nb::handle x) {
+  static PyObject* const attribute = PyUnicode_InternFromString("requires_grad");  // process lifetime
+  if (_PyType_Lookup(Py_TYPE(x.ptr()), attribute) == nullptr) return;
+  nb::object tracked = nb::steal(PyObject_GetAttr(x.ptr(), attribute));
+  if (!tracked.is_valid()) throw nb::python_error();
+  if (PyObject_IsTrue(tracked.ptr()) == 1) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "requires grad: ORT's write would bypass autograd, as torch's own in-place writes to such a leaf and "
+                "its export would (\"Can't export tensors that require gradient, use tensor.detach()\"): pass a "
+                "detached tensor");
+  }
+}
+
 // Converts run()'s arguments (feeds, output_names, outputs=, device=) into `r`, the same way for ortdlpack.run and
 // ortdlpack.Session.run.
 void convert(Request& r, nb::handle feeds, nb::handle output_names, nb::handle outputs, nb::handle device) {
-  for_items(feeds, "input", r.feeds, [](nb::handle x) { return import_any(x, nb::none(), nb::none()); });
+  for_items(feeds, "feeds", "input", kRunOrder, r.feeds,
+            [](nb::handle x) { return import_any(x, nb::none(), nb::none(), "the tensor"); });
   if (!output_names.is_none()) {
-    if (PyUnicode_Check(output_names.ptr())) throw nb::type_error("output_names must be a sequence of str, not str");
-    for (nb::handle n : output_names) r.names.push_back(str_of(n, "an output name"));
+    nb::object names = nb::steal(PyUnicode_Check(output_names.ptr()) ? nullptr : PyObject_GetIter(output_names.ptr()));
+    if (!names.is_valid()) {
+      PyErr_Clear();
+      throw nb::type_error((std::string("output_names must be a sequence of str or None, not ") +
+                            Py_TYPE(output_names.ptr())->tp_name).c_str());
+    }
+    while (PyObject* n = PyIter_Next(names.ptr())) r.names.push_back(str_of(nb::steal(n), "output_names[...]"));
+    if (PyErr_Occurred()) throw nb::python_error();
   }
   if (!outputs.is_none()) {
     // Destinations are written in place: never a copy (BufferError).
-    for_items(outputs, "output destination", r.options.destinations,
-              [](nb::handle x) { return import_any(x, nb::none(), nb::borrow(Py_False)); });
+    for_items(outputs, "outputs", "output destination", "", r.options.destinations, [](nb::handle x) {
+      refuse_if_autograd_tracks(x);
+      return import_any(x, nb::none(), nb::borrow(Py_False), "the tensor");
+    });
   }
   if (!device.is_none()) {
-    const Device d = to_device(device);
+    const Device d = to_device(device, "device");
     if (d.memory != nullptr) {
       r.options.output_memory = d.memory;  // an EP device's own memory: exactly that
     } else {
@@ -256,21 +306,39 @@ nb::object output_names_of(const PyPlanner& planner, const Request& r) {
   return std::move(names);
 }
 
-// The outputs as Tensors: the destinations themselves, the others imported from `produced` (what session.run or
-// IOBinding.get_outputs() returned, in plan order) without a copy.
-nb::object results(const Request& r, nb::handle produced) {
+// The outputs as Tensors: the destinations themselves, the others from `produced` (what session.run returned, or
+// IOBinding.get_outputs() when `bound`, in plan order) without a copy.
+nb::object results(const Request& r, nb::handle produced, bool bound) {
   const std::vector<RunPlan::Output>& outputs = r.plan.outputs;
   nb::object list = nb::steal(PyList_New(static_cast<Py_ssize_t>(outputs.size())));
   for (size_t k = 0; k < outputs.size(); ++k) {
-    nb::object t = outputs[k].destination ? wrap(outputs[k].destination) : from_dlpack(produced[k], nb::none(), nb::none());
+    const RunPlan::Output& out = outputs[k];
+    nb::object t = out.destination ? wrap(out.destination)
+                   : bound         ? wrap(tensor_of_ortvalue(produced[k], out.memory))
+                                   : from_dlpack(produced[k], nb::none(), nb::none());
     PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k), t.release().ptr());
   }
   return list;
 }
 
+// Calls onnxruntime to run the session. A failure of ORT's own (its message in onnxruntime's exception:
+// python::ort_message) is raised as Session::run raises it (run_failed), onnxruntime's exception as its cause;
+// anything else as it is.
+template <class Call>
+nb::object onnxruntime_run(Call&& call) {
+  try {
+    return call();
+  } catch (nb::python_error& e) {
+    const std::optional<std::string> message = python::ort_message(nb::cast<std::string>(nb::str(e.value())));
+    if (!message) throw;
+    const Error failed = run_failed(*message);
+    nb::raise_from(e, exception_type(failed.kind()), "%s", failed.what());
+  }
+}
+
 // ortdlpack.run's one call: converts and plans; a host-only plan is run at once with session.run (the cheapest call
 // onnxruntime's Python has: it reads numpy views in place and hands its output buffers to numpy, so no byte is
-// copied either way) and its outputs are returned; any other plan is returned (a _Plan), to be bound to an IOBinding.
+// copied either way) and its outputs are returned; any other plan is returned (a _Plan), to be run on an IOBinding.
 nb::object run_host(nb::handle planner, nb::handle session, nb::handle feeds, nb::handle output_names,
                     nb::handle outputs, nb::handle device, nb::handle run_options) {
   const PyPlanner& p = nb::cast<const PyPlanner&>(planner);
@@ -279,34 +347,49 @@ nb::object run_host(nb::handle planner, nb::handle session, nb::handle feeds, nb
   r.plan = plan_run(p.info, r.feeds, r.names, r.options);
   if (!python::host_only(p.info, r.plan)) return nb::cast(new PyPlan{nb::borrow(planner), std::move(r)}, nb::rv_policy::take_ownership);
   const nb::object run = p.run.is_none() ? session.attr("run") : p.run;
-  return results(r, run(output_names_of(p, r), arrays(p, r), run_options));
+  nb::object names = output_names_of(p, r), inputs = arrays(p, r);
+  return results(r, onnxruntime_run([&] { return run(names, inputs, run_options); }), false);
 }
 
-// Binds the plan to an onnxruntime.IOBinding: host tensors by address (the cheapest binding onnxruntime's Python
-// has), others as OrtValues over their memory; outputs without a destination to the planned device.
+// Binds the plan to an onnxruntime.IOBinding. Host tensors by address through IOBinding.bind_input/bind_output (the
+// cheapest binding of onnxruntime's public API), other memory by address through its C.SessionIOBinding with the
+// memory's exact C.OrtDevice (onnxruntime_device: vendor and memory type, which the public methods cannot say);
+// outputs without a destination to the planned memory.
 void bind(const PyPlan& p, nb::handle binding) {
   const SessionInfo& info = p.owner().info;
+  nb::object raw;
+  const auto device_binding = [&]() -> nb::handle {
+    if (!raw.is_valid()) raw = binding.attr("_iobinding");
+    return raw;
+  };
   for (const RunPlan::Input& in : p.request.plan.inputs) {
     const Tensor& t = in.bound();
     const char* name = info.inputs()[static_cast<size_t>(in.index)].name.c_str();
-    if (host_accessible(t.memory_info())) {
-      binding.attr("bind_input")(name, "cpu", 0, static_cast<int>(t.element_type()), shape_tuple(t),
-                                 reinterpret_cast<uintptr_t>(t.data()));
+    const int type = static_cast<int>(t.element_type());
+    const uintptr_t data = reinterpret_cast<uintptr_t>(t.data());
+    if (t.host_accessible()) {
+      binding.attr("bind_input")(name, "cpu", 0, type, shape_tuple(t), data);
     } else {
-      binding.attr("bind_ortvalue_input")(name, wrap(t).attr("ortvalue"));
+      device_binding().attr("bind_input")(name, onnxruntime_device(t.memory_info()), type, shape_tuple(t), data);
     }
   }
   for (const RunPlan::Output& out : p.request.plan.outputs) {
     const char* name = info.outputs()[static_cast<size_t>(out.index)].name.c_str();
-    if (!out.destination) {
-      const auto [type, id] = python::onnxruntime_binding_device(out.memory);
-      binding.attr("bind_output")(name, type, id);
-    } else if (host_accessible(out.destination.memory_info())) {
-      const Tensor& t = out.destination;
-      binding.attr("bind_output")(name, "cpu", 0, static_cast<int>(t.element_type()), shape_tuple(t),
-                                  reinterpret_cast<uintptr_t>(t.data()));
+    const Tensor& t = out.destination;
+    if (!t) {
+      if (host_accessible(out.memory)) {
+        binding.attr("bind_output")(name, "cpu", 0);  // where ORT then allocates
+      } else {
+        device_binding().attr("bind_output")(name, onnxruntime_device(out.memory));
+      }
+      continue;
+    }
+    const int type = static_cast<int>(t.element_type());
+    const uintptr_t data = reinterpret_cast<uintptr_t>(t.data());
+    if (t.host_accessible()) {
+      binding.attr("bind_output")(name, "cpu", 0, type, shape_tuple(t), data);
     } else {
-      binding.attr("bind_ortvalue_output")(name, wrap(out.destination).attr("ortvalue"));
+      device_binding().attr("bind_output")(name, onnxruntime_device(t.memory_info()), type, shape_tuple(t), data);
     }
   }
   // Last: the run follows at once (docs/streams.md).
@@ -314,13 +397,16 @@ void bind(const PyPlan& p, nb::handle binding) {
   order_before_run(p.request.plan);
 }
 
-// IOBinding.get_outputs() when any output was allocated by ORT (None otherwise), converted at once: in onnxruntime
-// <= 1.29 those values do not own their memory, which clearing the binding frees.
-nb::object collect(const PyPlan& p, nb::handle binding) {
+// Binds the plan to `binding`, runs the session on it and returns the outputs. IOBinding.get_outputs() (when ORT
+// allocated any output) is converted at once: in onnxruntime <= 1.29 those values do not own their memory, which
+// clearing the binding frees. The caller clears the binding.
+nb::object run_bound(const PyPlan& p, nb::handle session, nb::handle binding, nb::handle run_options) {
+  bind(p, binding);
+  onnxruntime_run([&] { return session.attr("run_with_iobinding")(binding, run_options); });
   for (const RunPlan::Output& out : p.request.plan.outputs) {
-    if (!out.destination) return results(p.request, binding.attr("get_outputs")());
+    if (!out.destination) return results(p.request, binding.attr("get_outputs")(), true);
   }
-  return results(p.request, nb::none());
+  return results(p.request, nb::none(), true);
 }
 
 }  // namespace
@@ -340,8 +426,10 @@ void bind_session(nb::module_& m) {
            "(docs/streams.md).")
       .def_prop_ro("input_names", [](const Session& s) { return name_tuple(s.inputs()); })
       .def_prop_ro("output_names", [](const Session& s) { return name_tuple(s.outputs()); })
-      .def("run", &run, nb::arg("feeds"), nb::arg("output_names") = nb::none(), nb::kw_only(),
+      .def("run", &run, nb::arg("feeds").none(), nb::arg("output_names") = nb::none(), nb::kw_only(),
            nb::arg("outputs") = nb::none(), nb::arg("device") = nb::none(),
+           nb::sig("def run(self, feeds: object, output_names: object | None = None, *, outputs: object | None = None, "
+                   "device: object | None = None) -> object"),
            "Runs on feeds {name: DLPack producer} and returns the outputs named in output_names (None: all) as "
            "Tensors. outputs: {name: preallocated destination} written in place. device: where other outputs go.");
 
@@ -349,13 +437,14 @@ void bind_session(nb::module_& m) {
   nb::class_<PyPlanner>(m, "_Planner", "The core's SessionInfo of an onnxruntime.InferenceSession.")
       .def(nb::init<nb::handle>(), nb::arg("session"))
       .def_ro("idle", &PyPlanner::idle)
-      .def("run", &run_host, nb::arg("session"), nb::arg("feeds"), nb::arg("output_names").none(),
+      .def("run", &run_host, nb::arg("session"), nb::arg("feeds").none(), nb::arg("output_names").none(),
            nb::arg("outputs").none(), nb::arg("device").none(), nb::arg("run_options").none(),
            "Converts run()'s arguments and plans the run (run_plan.h); runs a host-only plan with session.run and "
            "returns its outputs (a list), else returns the plan (a _Plan) for an IOBinding.");
   nb::class_<PyPlan>(m, "_Plan", "One planned run (ortdlpack::RunPlan) and the tensors it binds.")
-      .def("bind", &bind, nb::arg("binding"))
-      .def("collect", &collect, nb::arg("binding"));
+      .def("run", &run_bound, nb::arg("session"), nb::arg("binding"), nb::arg("run_options").none(),
+           "Binds the plan to the onnxruntime.IOBinding, runs the session on it and returns the outputs. The caller "
+           "clears the binding.");
 }
 
 }  // namespace ortdlpack::py

@@ -179,7 +179,7 @@ void bind_tensor(nb::module_& m) {
            "Same as numpy.asarray(tensor): bfloat16/float8/int4 come as ml_dtypes dtypes.")
       .def("to", [](nb::handle self, nb::handle device) -> nb::object {
         const Tensor& t = tensor_of(self).tensor;
-        const Placed p = place(t, to_target(device), CopyMode::kIfNeeded, "to", nullptr, &run_without_gil);
+        const Placed p = place(t, to_target(device, "device"), CopyMode::kIfNeeded, "to", nullptr, &run_without_gil);
         return p.copied ? wrap(p.tensor) : nb::borrow(self);
       }, nb::arg("device"), nb::sig("def to(self, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> Tensor"),
            "This tensor on `device` (itself when already there, else a copy).")

@@ -68,6 +68,29 @@ TEST(PythonAdapters, OnnxruntimeNamesDevicesItsOwnWay) {
   EXPECT_EQ(kind_of([] { memory_type_from_name("pinned"); }), ErrorKind::kInvalidArgument);
 }
 
+TEST(PythonAdapters, EnumValuesAreCheckedAsNamesAre) {
+  EXPECT_EQ(ort_device_type_from_value(3), OrtMemoryInfoDeviceType_NPU);
+  EXPECT_EQ(memory_type_from_value(5), OrtDeviceMemoryType_HOST_ACCESSIBLE);
+  EXPECT_EQ(kind_of([] { ort_device_type_from_value(99); }), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(kind_of([] { memory_type_from_value(1); }), ErrorKind::kInvalidArgument);
+}
+
+TEST(PythonAdapters, OrtsMessageIsFoundInOnnxruntimesExceptions) {
+  EXPECT_EQ(ort_message("[ONNXRuntimeError] : 1 : FAIL : Non-zero status code"), "Non-zero status code");
+  EXPECT_EQ(ort_message("Error in execution: Non-zero status code"), "Non-zero status code");
+  EXPECT_EQ(ort_message("input 'x': something else"), std::nullopt);
+  EXPECT_EQ(run_failed("boom").what(), std::string("run: the session failed: ONNX Runtime: boom"));
+  EXPECT_EQ(run_failed("boom").kind(), ErrorKind::kRuntime);
+}
+
+TEST_F(PythonAdaptersTest, OnnxruntimesDeviceCarriesVendorAndMemoryType) {
+  const OnnxruntimeDevice d = onnxruntime_device(vd.memory(1));
+  EXPECT_EQ(d.device_type, OrtMemoryInfoDeviceType_NPU);  // the virtual device's hardware type
+  EXPECT_EQ(d.memory_type, OrtDeviceMemoryType_DEFAULT);
+  EXPECT_EQ(d.vendor_id, ort().MemoryInfoGetVendorId(vd.memory(1)));
+  EXPECT_EQ(d.device_id, 1);
+}
+
 TEST(PythonAdapters, AnEpDeviceTheEnvDoesNotHaveIsAnInvalidArgument) {
   EXPECT_EQ(kind_of([] { find_ep_device("NoSuchEP", 0, 0, 0); }), ErrorKind::kInvalidArgument);
 }

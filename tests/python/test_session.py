@@ -258,8 +258,30 @@ def test_producer_whose_dlpack_raises(add):
         def __dlpack_device__(self):
             return (1, 0)
 
-    with pytest.raises(RuntimeError, match=r"input 'x'.*producer exploded"):
+    with pytest.raises(RuntimeError, match=r"producer exploded\n.*input 'x'"):  # the producer's own, with a note
         add({"x": Broken()})
+
+
+def test_any_mapping_of_feeds_and_any_iterable_of_output_names(add, add_ref):
+    import collections.abc
+    import types
+
+    class Feeds(collections.abc.Mapping):  # a Python mapping class: __getitem__, as a sequence would have
+        def __init__(self, **items):
+            self._items = items
+
+        def __getitem__(self, key):
+            return self._items[key]
+
+        def __iter__(self):
+            return iter(self._items)
+
+        def __len__(self):
+            return len(self._items)
+
+    for feeds in (Feeds(x=tiny_input()), types.MappingProxyType({"x": tiny_input()})):
+        (y,) = add(feeds, (n for n in ["y"]))
+        np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, tiny_input()))
 
 
 def test_not_a_tensor_and_not_a_mapping(add):
