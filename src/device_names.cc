@@ -91,6 +91,17 @@ T value_named(const Named<T> (&rows)[N], const std::string& name, const char* wh
   throw Error(ErrorKind::kInvalidArgument, "unknown " + std::string(what) + " '" + name + "' (" + names + ")");
 }
 
+// The value of `rows` numbered `number`; Error(kInvalidArgument) listing the values otherwise.
+template <class T, size_t N>
+T value_numbered(const Named<T> (&rows)[N], long long number, const char* what) {
+  std::string values;
+  for (const Named<T>& n : rows) {
+    if (number == static_cast<long long>(n.value)) return n.value;
+    values += (values.empty() ? "" : ", ") + std::string(n.name) + " = " + std::to_string(static_cast<int>(n.value));
+  }
+  throw Error(ErrorKind::kInvalidArgument, std::string(what) + " " + std::to_string(number) + " is none of " + values);
+}
+
 }  // namespace
 
 const char* device_type_name(DLDeviceType type) {
@@ -157,21 +168,11 @@ OrtDeviceMemoryType memory_type_from_name(const std::string& name) {
 }
 
 OrtMemoryInfoDeviceType ort_device_type_from_value(long long value) {
-  for (const OrtDeviceName& n : kOrtDeviceNames) {
-    if (value == n.type) return n.type;
-  }
-  throw Error(ErrorKind::kInvalidArgument, "ORT device type " + std::to_string(value) + " is none of cpu (" +
-                                               std::to_string(OrtMemoryInfoDeviceType_CPU) + "), gpu, fpga, npu (" +
-                                               std::to_string(OrtMemoryInfoDeviceType_NPU) + ")");
+  return value_numbered(kOrtDeviceNames, value, "ORT device type");
 }
 
 OrtDeviceMemoryType memory_type_from_value(long long value) {
-  for (const MemoryTypeName& n : kMemoryTypeNames) {
-    if (value == n.type) return n.type;
-  }
-  throw Error(ErrorKind::kInvalidArgument, "memory type " + std::to_string(value) + " is neither default (" +
-                                               std::to_string(OrtDeviceMemoryType_DEFAULT) + ") nor host_accessible (" +
-                                               std::to_string(OrtDeviceMemoryType_HOST_ACCESSIBLE) + ")");
+  return value_numbered(kMemoryTypeNames, value, "memory type");
 }
 
 }  // namespace python
