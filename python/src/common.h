@@ -9,6 +9,7 @@
 #include <exception>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "ortdlpack/ortdlpack.h"
 #include "python_adapters.h"
@@ -16,6 +17,11 @@
 namespace nb = nanobind;
 
 namespace ortdlpack::py {
+
+// The name of an object's type, for error messages (the abi3 build's limited API has no PyTypeObject::tp_name).
+inline std::string type_name(PyObject* obj) {
+  return nb::type_name(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj)))).c_str();
+}
 
 // The Python object behind ortdlpack.Tensor.
 struct PyTensor {

@@ -56,9 +56,9 @@ Device to_device(nb::handle spec) {
   if (nb::isinstance<Device>(spec)) return nb::cast<Device>(spec);
   if (PyUnicode_Check(spec.ptr())) return Device{dl_device_from_name(nb::cast<std::string>(spec))};
   if (PyTuple_Check(spec.ptr())) {
-    if (PyTuple_GET_SIZE(spec.ptr()) != 2) throw nb::type_error("a device tuple is (dl_device_type, device_id)");
-    const long long type = as_int(PyTuple_GET_ITEM(spec.ptr(), 0), "dl_device_type");
-    const long long id = as_int(PyTuple_GET_ITEM(spec.ptr(), 1), "device_id");
+    if (NB_TUPLE_GET_SIZE(spec.ptr()) != 2) throw nb::type_error("a device tuple is (dl_device_type, device_id)");
+    const long long type = as_int(NB_TUPLE_GET_ITEM(spec.ptr(), 0), "dl_device_type");
+    const long long id = as_int(NB_TUPLE_GET_ITEM(spec.ptr(), 1), "device_id");
     if (type < 1 || type > INT32_MAX || id < 0 || id > INT32_MAX) {
       throw Error(ErrorKind::kInvalidArgument,
                   "invalid DLPack device (" + std::to_string(type) + ", " + std::to_string(id) + ")");
@@ -67,7 +67,7 @@ Device to_device(nb::handle spec) {
   }
   if (PyObject_TypeCheck(spec.ptr(), ep_device_type())) return from_ep_device(spec);
   throw nb::type_error(("a device is a str ('cpu', 'cuda:0'), a (dl_device_type, id) tuple, an onnxruntime.OrtEpDevice "
-                        "or an ortdlpack.Device, not " + std::string(Py_TYPE(spec.ptr())->tp_name)).c_str());
+                        "or an ortdlpack.Device, not " + type_name(spec.ptr())).c_str());
 }
 
 Target to_target(nb::handle spec) {

@@ -136,7 +136,7 @@ const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
     if (e.type == type) return e.api;
   }
   const DLPackExchangeAPI* api = lookup(type);
-  Py_INCREF(type);
+  Py_INCREF(reinterpret_cast<PyObject*>(type));
   cache().push_back(Entry{type, api});
   return api;
 }

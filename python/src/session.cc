@@ -18,7 +18,7 @@ namespace {
 
 std::string str_of(nb::handle h, const char* what) {
   if (!PyUnicode_Check(h.ptr())) {
-    throw nb::type_error((std::string(what) + " must be str, not " + Py_TYPE(h.ptr())->tp_name).c_str());
+    throw nb::type_error((std::string(what) + " must be str, not " + type_name(h.ptr())).c_str());
   }
   return nb::cast<std::string>(h);
 }
@@ -61,7 +61,7 @@ void create_session(Session* self, nb::handle model, nb::handle intra, nb::handl
   if (!path.is_valid() || !PyUnicode_Check(path.ptr())) {
     PyErr_Clear();
     throw nb::type_error(("Session: model must be a path (str, os.PathLike) or the model's bytes, not " +
-                          std::string(Py_TYPE(model.ptr())->tp_name)).c_str());
+                          type_name(model.ptr())).c_str());
   }
   const std::string p = nb::cast<std::string>(path);
   nb::gil_scoped_release release;
@@ -71,7 +71,7 @@ void create_session(Session* self, nb::handle model, nb::handle intra, nb::handl
 nb::object name_tuple(const std::vector<IoInfo>& ios) {
   nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(ios.size())));
   for (size_t i = 0; i < ios.size(); ++i) {
-    PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyUnicode_FromString(ios[i].name.c_str()));
+    NB_TUPLE_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyUnicode_FromString(ios[i].name.c_str()));
   }
   return tuple;
 }
@@ -107,7 +107,7 @@ void for_items(nb::handle mapping, const char* what, std::vector<std::pair<std::
   }
   if (!PyMapping_Check(mapping.ptr()) || !PyObject_HasAttrString(mapping.ptr(), "items")) {
     throw nb::type_error((std::string(what) + "s must be a mapping of names to tensors, not " +
-                          Py_TYPE(mapping.ptr())->tp_name).c_str());
+                          type_name(mapping.ptr())).c_str());
   }
   nb::object items = nb::steal(PyMapping_Items(mapping.ptr()));
   if (!items.is_valid()) throw nb::python_error();
@@ -263,7 +263,7 @@ nb::object results(const Request& r, nb::handle produced) {
   nb::object list = nb::steal(PyList_New(static_cast<Py_ssize_t>(outputs.size())));
   for (size_t k = 0; k < outputs.size(); ++k) {
     nb::object t = outputs[k].destination ? wrap(outputs[k].destination) : from_dlpack(produced[k], nb::none(), nb::none());
-    PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k), t.release().ptr());
+    NB_LIST_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k), t.release().ptr());
   }
   return list;
 }
