@@ -63,6 +63,7 @@ def register_execution_provider_library(name: str, path: str) -> int:
     return _ortdlpack._register_ep_devices()
 
 
+from ._config import show_config  # noqa: E402
 from .session import run  # noqa: E402
 
 __all__ = [
@@ -77,5 +78,6 @@ __all__ = [
     "register_device",
     "register_execution_provider_library",
     "run",
+    "show_config",
     "unregister_device",
 ]

@@ -65,6 +65,8 @@ struct Device {
   DLDevice dl{kDLCPU, 0};
   const OrtMemoryInfo* memory = nullptr;  // owned by ORT (the EP device); NULL: use ortdlpack::memory_info(dl)
 };
+// The env's OrtEpDevice behind an onnxruntime.OrtEpDevice (which exposes no pointer), found again by the core.
+const OrtEpDevice* ep_device_of(nb::handle ep);
 // Accepts a Device, "cpu", "cuda:0", a (dl_device_type, id) tuple and an onnxruntime.OrtEpDevice.
 // TypeError for other types, ValueError for unknown names.
 Device to_device(nb::handle spec);
@@ -122,5 +124,9 @@ inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
 // session.cc -----------------------------------------------------------------------------------------------------
 // ortdlpack.Session: an OrtSession made with the C API on env() and run by ortdlpack::Session.
 void bind_session(nb::module_& m);
+
+// config.cc ------------------------------------------------------------------------------------------------------
+// What ortdlpack.show_config() asks the core about the env's EP devices.
+void bind_config(nb::module_& m);
 
 }  // namespace ortdlpack::py

@@ -27,15 +27,9 @@ long long as_int(nb::handle h, const char* what) {
   return v;
 }
 
-// An onnxruntime.OrtEpDevice: found again among the env's EP devices by the core, whose DEFAULT memory then names
-// the device exactly.
+// An onnxruntime.OrtEpDevice, whose DEFAULT memory names the device exactly.
 Device from_ep_device(nb::handle ep) {
-  nb::object hw = ep.attr("device");
-  const OrtEpDevice* device = python::find_ep_device(nb::cast<std::string>(ep.attr("ep_name")),
-                                                     as_int(hw.attr("type"), "OrtHardwareDevice.type"),
-                                                     as_int(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
-                                                     as_int(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
-  const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(device, OrtDeviceMemoryType_DEFAULT);
+  const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(ep_device_of(ep), OrtDeviceMemoryType_DEFAULT);
   if (memory == nullptr) return Device{};  // EPs that use plain CPU memory (the CPU EP) declare none
   return Device{to_dlpack_device(memory), memory};
 }
@@ -51,6 +45,14 @@ PyTypeObject* ep_device_type() {
 nb::object dlpack_device(const Device& d) { return nb::make_tuple(static_cast<int>(d.dl.device_type), d.dl.device_id); }
 
 }  // namespace
+
+const OrtEpDevice* ep_device_of(nb::handle ep) {
+  nb::object hw = ep.attr("device");
+  return python::find_ep_device(nb::cast<std::string>(ep.attr("ep_name")),
+                                as_int(hw.attr("type"), "OrtHardwareDevice.type"),
+                                as_int(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
+                                as_int(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
+}
 
 Device to_device(nb::handle spec) {
   if (nb::isinstance<Device>(spec)) return nb::cast<Device>(spec);

@@ -79,6 +79,7 @@ NB_MODULE(_ortdlpack, m) {
   bind_tensor(m);
   bind_dlpack(m);
   bind_session(m);
+  bind_config(m);
 
   m.attr("_IDLE_BINDINGS") = ortdlpack::kIdleBindings;
   ortdlpack::python::set_ep_package_finder(&find_ep_packages);
