@@ -18,11 +18,19 @@ endif()
 set(ORTDLPACK_DEPS_DIR "${_deps_default}" CACHE PATH "Where fetched dependencies are kept (a cache shared by builds)")
 
 # Pinned registry packages. The Unity package on npm carries the official ORT 1.29.0 C/C++ headers and Linux x64
-# build (no smaller registry package has ORT >= 1.29 headers); only those are kept, the 150 MB tarball is deleted.
+# build (the only registry package with an ORT >= 1.29 library); only those are kept, the 150 MB tarball is deleted.
+# It serves the C++ tests, benchmarks and examples, which link ORT.
 set(_ort_pkg "com.github.asus4.onnxruntime-0.4.9.tgz")
 set(_ort_url "https://registry.npmjs.org/com.github.asus4.onnxruntime/-/${_ort_pkg}")
 set(_ort_sha256 "e59788788818fdde1b2e522e766a21ba0f7d8391de55737abf81e32cc801785d")
 set(_ort_headers "package/Plugins/iOS~/onnxruntime.xcframework/ios-arm64_x86_64-simulator/onnxruntime.framework/Headers")
+# A build that needs only the C API headers (the Python extension and the plugin: they link no ORT) takes them from
+# the Go module github.com/yalue/onnxruntime_go v1.36.0 (30 MB zip, the smallest registry package found that carries
+# them): its onnxruntime_c_api.h, onnxruntime_ep_c_api.h and onnxruntime_error_code.h are byte for byte the official
+# ORT 1.29.0 headers (ORT_API_VERSION 29) the npm package has, so either set builds the same code.
+set(_ort_hdr_url "https://proxy.golang.org/github.com/yalue/onnxruntime_go/@v/v1.36.0.zip")
+set(_ort_hdr_sha256 "809a70921ef6b398498636b0935e797f5f3e5646d3e2d6bee5a51b584745b667")
+set(_ort_hdr_dir "github.com/yalue/onnxruntime_go@v1.36.0")
 # apache-tvm-ffi 0.1.15.post2 ships the official dlpack.h v1.3; the header is the same in every wheel of a release,
 # so one exact wheel (3 MB) serves every platform.
 set(_dlpack_url "https://files.pythonhosted.org/packages/fd/52/37ef76046c70d77e7fe0f65f7e4a5e73a6142ae2339d43de7232b626b1c2/apache_tvm_ffi-0.1.15.post2-cp312-cp312-win_amd64.whl")
@@ -70,6 +78,29 @@ function(_ortdlpack_fetch_ort out_root)
   set(${out_root} "${root}" PARENT_SCOPE)
 endfunction()
 
+# The ORT 1.29.0 C API headers alone, from the small package above.
+function(_ortdlpack_fetch_ort_headers out_root)
+  set(root "${ORTDLPACK_DEPS_DIR}/onnxruntime-headers-1.29.0")
+  if(NOT EXISTS "${root}/include/onnxruntime_c_api.h")
+    file(MAKE_DIRECTORY "${ORTDLPACK_DEPS_DIR}")
+    file(LOCK "${ORTDLPACK_DEPS_DIR}/onnxruntime-headers.lock" GUARD FUNCTION TIMEOUT 600)
+    if(NOT EXISTS "${root}/include/onnxruntime_c_api.h")
+      set(zip "${ORTDLPACK_DEPS_DIR}/onnxruntime_go-v1.36.0.zip")
+      _ortdlpack_download("${_ort_hdr_url}" "${_ort_hdr_sha256}" "${zip}"
+                          "the ONNX Runtime 1.29.0 C API headers (Go module onnxruntime_go, 30 MB)")
+      set(tmp "${ORTDLPACK_DEPS_DIR}/_ort_headers_extract")
+      file(REMOVE_RECURSE "${tmp}" "${root}")
+      file(ARCHIVE_EXTRACT INPUT "${zip}" DESTINATION "${tmp}" PATTERNS "${_ort_hdr_dir}/onnxruntime_*.h")
+      file(MAKE_DIRECTORY "${root}/include")
+      foreach(h onnxruntime_c_api.h onnxruntime_ep_c_api.h onnxruntime_error_code.h)
+        file(COPY_FILE "${tmp}/${_ort_hdr_dir}/${h}" "${root}/include/${h}")
+      endforeach()
+      file(REMOVE_RECURSE "${tmp}" "${zip}")
+    endif()
+  endif()
+  set(${out_root} "${root}" PARENT_SCOPE)
+endfunction()
+
 function(_ortdlpack_fetch_dlpack out_include)
   set(inc "${ORTDLPACK_DEPS_DIR}/dlpack-1.3/include")
   if(NOT EXISTS "${inc}/dlpack/dlpack.h")
@@ -100,7 +131,12 @@ if(NOT TARGET onnxruntime::headers)
     get_target_property(_ort_inc onnxruntime::onnxruntime INTERFACE_INCLUDE_DIRECTORIES)
   else()
     if(NOT onnxruntime_ROOT AND NOT DEFINED ENV{onnxruntime_ROOT})
-      _ortdlpack_fetch_ort(onnxruntime_ROOT)
+      # The C++ tests, benchmarks and examples link ORT (examples are built unless this is the Python build).
+      if(ORTDLPACK_BUILD_TESTS OR ORTDLPACK_BUILD_BENCH OR NOT ORTDLPACK_BUILD_PYTHON)
+        _ortdlpack_fetch_ort(onnxruntime_ROOT)
+      else()
+        _ortdlpack_fetch_ort_headers(onnxruntime_ROOT)
+      endif()
     endif()
     find_path(_ort_inc onnxruntime_c_api.h
               HINTS "${onnxruntime_ROOT}" ENV onnxruntime_ROOT

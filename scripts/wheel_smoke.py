@@ -1,4 +1,4 @@
-"""Smoke test of an installed ortdlpack wheel, with nothing but onnxruntime and numpy next to it (scripts/ci_wheel_smoke.sh).
+"""Smoke test of an installed ortdlpack wheel, with nothing but onnxruntime and numpy next to it (scripts/ci_wheels.sh).
 Uses a model that ships inside the onnxruntime wheel, so it needs no onnx package."""
 
 import subprocess

@@ -69,6 +69,7 @@ def register_execution_provider_library(name: str, path: str) -> int:
     return _ortdlpack._register_ep_devices()
 
 
+from ._config import show_config  # noqa: E402
 from .session import run  # noqa: E402
 
 __all__ = [
@@ -83,5 +84,6 @@ __all__ = [
     "register_device",
     "register_execution_provider_library",
     "run",
+    "show_config",
     "unregister_device",
 ]

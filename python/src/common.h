@@ -9,6 +9,7 @@
 #include <exception>
 #include <functional>
 #include <optional>
+#include <string>
 
 #include "ortdlpack/ortdlpack.h"
 #include "python_adapters.h"
@@ -16,6 +17,11 @@
 namespace nb = nanobind;
 
 namespace ortdlpack::py {
+
+// The name of an object's type, for error messages (the abi3 build's limited API has no PyTypeObject::tp_name).
+inline std::string type_name(PyObject* obj) {
+  return nb::type_name(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj)))).c_str();
+}
 
 // The Python object behind ortdlpack.Tensor.
 struct PyTensor {
@@ -62,6 +68,8 @@ struct Device {
 // Accepts a Device, "cpu", "cuda:0", a (dl_device_type, id) tuple and an onnxruntime.OrtEpDevice. TypeError for
 // other types, ValueError for unknown names and out-of-range values, both naming the argument `what`.
 Device to_device(nb::handle spec, const char* what);
+// The env's OrtEpDevice behind an onnxruntime.OrtEpDevice (which exposes no pointer), found again by the core.
+const OrtEpDevice* ep_device_of(nb::handle ep);
 // The placement target (placement.h) a device argument names: None -> anywhere, an EP device -> its exact memory.
 Target to_target(nb::handle spec, const char* what);
 // An integer argument (anything with __index__): TypeError for other types, ValueError outside [min, max], both
@@ -106,6 +114,13 @@ nb::object onnxruntime_device(const OrtMemoryInfo* memory);
 // memory is wrapped by address, owning a copy of the value (which shares its buffer).
 Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory);
 
+// types.cc -------------------------------------------------------------------------------------------------------
+// A class attribute of `type` (found along its MRO), borrowed, or nullptr; never raises, never keeps `type` alive.
+PyObject* class_attribute(PyTypeObject* type, PyObject* name);
+// Whether `type`'s arrays are immutable by contract though their capsules carry no READ_ONLY flag: JAX arrays and
+// TensorFlow tensors (ImportOptions::read_only), told by the module that defines the type, without importing either.
+bool immutable_producer(PyTypeObject* type);
+
 // exchange_api.cc ------------------------------------------------------------------------------------------------
 // The DLPackExchangeAPI of `type` (its __dlpack_c_exchange_api__ class attribute), or NULL. Keeps no reference.
 const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type);
@@ -126,5 +141,9 @@ inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
 // session.cc -----------------------------------------------------------------------------------------------------
 // ortdlpack.Session: an OrtSession made with the C API on env() and run by ortdlpack::Session.
 void bind_session(nb::module_& m);
+
+// config.cc ------------------------------------------------------------------------------------------------------
+// What ortdlpack.show_config() asks the core about the env's EP devices.
+void bind_config(nb::module_& m);
 
 }  // namespace ortdlpack::py

@@ -15,15 +15,9 @@
 namespace ortdlpack::py {
 namespace {
 
-// An onnxruntime.OrtEpDevice: found again among the env's EP devices by the core, whose DEFAULT memory then names
-// the device exactly.
+// An onnxruntime.OrtEpDevice, whose DEFAULT memory names the device exactly.
 Device from_ep_device(nb::handle ep) {
-  nb::object hw = ep.attr("device");
-  const OrtEpDevice* device = python::find_ep_device(nb::cast<std::string>(ep.attr("ep_name")),
-                                                     to_integer(hw.attr("type"), "OrtHardwareDevice.type"),
-                                                     to_integer(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
-                                                     to_integer(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
-  const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(device, OrtDeviceMemoryType_DEFAULT);
+  const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(ep_device_of(ep), OrtDeviceMemoryType_DEFAULT);
   if (memory == nullptr) return Device{};  // EPs that use plain CPU memory (the CPU EP) declare none
   return Device{to_dlpack_device(memory), memory};
 }
@@ -44,7 +38,7 @@ long long to_integer(nb::handle h, const char* what, long long min, long long ma
   PyObject* index = PyNumber_Index(h.ptr());
   if (index == nullptr) {
     PyErr_Clear();
-    throw nb::type_error((std::string(what) + " must be an int, not " + Py_TYPE(h.ptr())->tp_name).c_str());
+    throw nb::type_error((std::string(what) + " must be an int, not " + type_name(h.ptr())).c_str());
   }
   int overflow = 0;
   const long long v = PyLong_AsLongLongAndOverflow(index, &overflow);
@@ -58,6 +52,14 @@ long long to_integer(nb::handle h, const char* what, long long min, long long ma
   return v;
 }
 
+const OrtEpDevice* ep_device_of(nb::handle ep) {
+  nb::object hw = ep.attr("device");
+  return python::find_ep_device(nb::cast<std::string>(ep.attr("ep_name")),
+                                to_integer(hw.attr("type"), "OrtHardwareDevice.type"),
+                                to_integer(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
+                                to_integer(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
+}
+
 Device to_device(nb::handle spec, const char* what) {
   if (nb::isinstance<Device>(spec)) return nb::cast<Device>(spec);
   try {
@@ -66,14 +68,14 @@ Device to_device(nb::handle spec, const char* what) {
   } catch (const Error& e) {  // the core's reason, with the argument's name in front
     throw Error(e.kind(), std::string(what) + ": " + e.what());
   }
-  if (PyTuple_Check(spec.ptr()) && PyTuple_GET_SIZE(spec.ptr()) == 2) {
+  if (PyTuple_Check(spec.ptr()) && NB_TUPLE_GET_SIZE(spec.ptr()) == 2) {
     const std::string in = std::string(what) + " (dl_device_type, device_id)";
-    const long long type = to_integer(PyTuple_GET_ITEM(spec.ptr(), 0), (in + ": dl_device_type").c_str(), 1, INT32_MAX);
-    const long long id = to_integer(PyTuple_GET_ITEM(spec.ptr(), 1), (in + ": device_id").c_str(), 0, INT32_MAX);
+    const long long type = to_integer(NB_TUPLE_GET_ITEM(spec.ptr(), 0), (in + ": dl_device_type").c_str(), 1, INT32_MAX);
+    const long long id = to_integer(NB_TUPLE_GET_ITEM(spec.ptr(), 1), (in + ": device_id").c_str(), 0, INT32_MAX);
     return Device{DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)}};
   }
   throw nb::type_error((std::string(what) + " must be a str ('cpu', 'cuda:0'), a (dl_device_type, device_id) tuple, "
-                        "an onnxruntime.OrtEpDevice or an ortdlpack.Device, not " + Py_TYPE(spec.ptr())->tp_name)
+                        "an onnxruntime.OrtEpDevice or an ortdlpack.Device, not " + type_name(spec.ptr()))
                            .c_str());
 }
 

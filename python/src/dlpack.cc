@@ -43,10 +43,10 @@ nb::object to_capsule(Managed* m, const char* name, PyCapsule_Destructor destruc
 // max_version: None (legacy capsule) or a (major, minor) tuple; a versioned capsule for major >= 1.
 bool wants_versioned(nb::handle max_version) {
   if (max_version.is_none()) return false;
-  if (!PyTuple_Check(max_version.ptr()) || PyTuple_GET_SIZE(max_version.ptr()) != 2) {
+  if (!PyTuple_Check(max_version.ptr()) || NB_TUPLE_GET_SIZE(max_version.ptr()) != 2) {
     throw nb::type_error("max_version must be None or a (major, minor) tuple of ints");
   }
-  const long major = PyLong_AsLong(PyTuple_GET_ITEM(max_version.ptr(), 0));
+  const long major = PyLong_AsLong(NB_TUPLE_GET_ITEM(max_version.ptr(), 0));
   if (major == -1 && PyErr_Occurred()) {
     PyErr_Clear();
     throw nb::type_error("max_version must be None or a (major, minor) tuple of ints");
@@ -135,23 +135,6 @@ Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& ta
   }
 }
 
-// Whether `type`'s arrays are immutable by contract though their capsules carry no READ_ONLY flag: JAX arrays and
-// TensorFlow tensors (ImportOptions::read_only). Told by the module that defines the type, without importing either.
-bool immutable_producer(PyTypeObject* type) {
-  const char* name = type->tp_name;  // "module.Name" for static types; heap types keep the module in __module__
-  std::string module(name, std::strrchr(name, '.') ? std::strrchr(name, '.') - name : 0);
-  if ((type->tp_flags & Py_TPFLAGS_HEAPTYPE) != 0) {
-    PyObject* m = PyDict_GetItemString(type->tp_dict, "__module__");  // borrowed
-    if (m == nullptr || !PyUnicode_Check(m)) return false;
-    module = PyUnicode_AsUTF8(m);
-  }
-  const auto is = [&](const char* top) {
-    const size_t n = std::strlen(top);
-    return module.compare(0, n, top) == 0 && (module.size() == n || module[n] == '.');
-  };
-  return is("jax") || is("jaxlib") || is("tensorflow");
-}
-
 // Interned names and prebuilt arguments of the __dlpack__ call: kw[bits] are the keyword names of a call with
 // max_version and, by bit, stream (1), dl_device (2) and copy (4), in that order.
 struct Names {
@@ -159,10 +142,10 @@ struct Names {
     for (int bits = 0; bits < 8; ++bits) {
       PyObject* t = PyTuple_New(1 + (bits & 1) + ((bits >> 1) & 1) + ((bits >> 2) & 1));
       Py_ssize_t i = 0;
-      PyTuple_SET_ITEM(t, i++, PyUnicode_InternFromString("max_version"));
-      if (bits & 1) PyTuple_SET_ITEM(t, i++, PyUnicode_InternFromString("stream"));
-      if (bits & 2) PyTuple_SET_ITEM(t, i++, PyUnicode_InternFromString("dl_device"));
-      if (bits & 4) PyTuple_SET_ITEM(t, i++, PyUnicode_InternFromString("copy"));
+      NB_TUPLE_SET_ITEM(t, i++, PyUnicode_InternFromString("max_version"));
+      if (bits & 1) NB_TUPLE_SET_ITEM(t, i++, PyUnicode_InternFromString("stream"));
+      if (bits & 2) NB_TUPLE_SET_ITEM(t, i++, PyUnicode_InternFromString("dl_device"));
+      if (bits & 4) NB_TUPLE_SET_ITEM(t, i++, PyUnicode_InternFromString("copy"));
       kw[bits] = t;
     }
   }
@@ -187,15 +170,15 @@ uintptr_t stream_for_producer(nb::handle x) {
     return numpy.is_valid() ? reinterpret_cast<PyTypeObject*>(nb::object(numpy.attr("ndarray")).release().ptr()) : nullptr;
   }();
   if (ndarray != nullptr && PyObject_TypeCheck(x.ptr(), ndarray)) return 0;
-  PyObject* dev = PyObject_CallMethodNoArgs(x.ptr(), names().dlpack_device);
+  PyObject* dev = PyObject_CallMethodObjArgs(x.ptr(), names().dlpack_device, nullptr);
   if (dev == nullptr) {
     PyErr_Clear();
     return 0;
   }
   nb::object d = nb::steal(dev);
-  if (!PyTuple_Check(dev) || PyTuple_GET_SIZE(dev) != 2) return 0;
-  const long type = PyLong_AsLong(PyTuple_GET_ITEM(dev, 0));
-  const long id = PyLong_AsLong(PyTuple_GET_ITEM(dev, 1));
+  if (!PyTuple_Check(dev) || NB_TUPLE_GET_SIZE(dev) != 2) return 0;
+  const long type = PyLong_AsLong(NB_TUPLE_GET_ITEM(dev, 0));
+  const long id = PyLong_AsLong(NB_TUPLE_GET_ITEM(dev, 1));
   if (PyErr_Occurred()) {
     PyErr_Clear();
     return 0;
@@ -207,10 +190,10 @@ uintptr_t stream_for_producer(nb::handle x) {
 
 // Asks a producer for a capsule: __dlpack__(max_version=(1, 3)[, stream=...][, dl_device=...][, copy=...]), naming
 // ortdlpack's stream for a device tensor (stream.h: the producer orders its pending work before it, as torch does).
-// A producer that cannot export on the target device (BufferError) is asked for the tensor where it is (placing
-// moves it); one older than the 2023.12 standard (TypeError for the keywords) is asked again with `stream` alone,
-// then plainly (it then cannot order its work before ours). Whatever the producer did not do, placing the import
-// does (a producer that copied says so with IS_COPIED).
+// A producer that cannot export on the target device (BufferError; ValueError from numpy < 2.3, the newest numpy
+// on CPython 3.10) is asked for the tensor where it is (placing moves it); one older than the 2023.12 standard
+// (TypeError for the keywords) is asked again with `stream` alone, then plainly (it then cannot order its work before
+// ours). Whatever the producer did not do, placing the import does (a producer that copied says so with IS_COPIED).
 nb::object call_dlpack(nb::handle x, const Target& target, nb::handle copy) {
   const Names& n = names();
   const uintptr_t stream = stream_for_producer(x);
@@ -236,7 +219,8 @@ nb::object call_dlpack(nb::handle x, const Target& target, nb::handle copy) {
     return PyObject_VectorcallMethod(n.dlpack, a, positional | PY_VECTORCALL_ARGUMENTS_OFFSET, kwnames);
   };
   PyObject* r = call(args, 1, n.kw[bits]);
-  if (r == nullptr && (bits & 2) && PyErr_ExceptionMatches(PyExc_BufferError)) {
+  if (r == nullptr && (bits & 2) &&
+      (PyErr_ExceptionMatches(PyExc_BufferError) || PyErr_ExceptionMatches(PyExc_ValueError))) {
     PyErr_Clear();
     if (bits & 4) args[count - 2] = copy.ptr();  // copy moves into dl_device's slot
     r = call(args, 1, n.kw[bits & ~2]);
@@ -313,7 +297,7 @@ nb::object as_ortvalue(nb::handle x) {
       return ortvalue_of(import_owned(m, CopyMode::kIfNeeded, Target::anywhere()));
     }
   } else if (stream_for_producer(x) == 0) {
-    if (PyObject* cap = PyObject_CallMethodNoArgs(x.ptr(), names().dlpack)) {
+    if (PyObject* cap = PyObject_CallMethodObjArgs(x.ptr(), names().dlpack, nullptr)) {
       // What onnxruntime asks a producer for: its legacy capsule.
       nb::object capsule = nb::steal(cap);
       if (PyCapsule_IsValid(cap, kLegacy) &&
@@ -337,7 +321,7 @@ Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* 
   if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
   if (!PyObject_HasAttr(x.ptr(), names().dlpack)) {
     throw nb::type_error((std::string(what) + " must be a DLPack producer (an object with __dlpack__) or a DLPack "
-                          "capsule, not " + Py_TYPE(x.ptr())->tp_name).c_str());
+                          "capsule, not " + type_name(x.ptr())).c_str());
   }
   nb::object capsule = call_dlpack(x, target, copy);
   return import_capsule(capsule.ptr(), mode, target, immutable_producer(Py_TYPE(x.ptr())));

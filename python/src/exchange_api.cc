@@ -102,14 +102,11 @@ const DLPackExchangeAPI kApi = [] {
 
 }  // namespace
 
-// The table of a type: its __dlpack_c_exchange_api__ class attribute, found by CPython's own lookup along the MRO
-// (_PyType_Lookup: served from CPython's type attribute cache, which CPython invalidates when a type changes or
-// dies; a miss raises no exception; no reference is taken). No cache of ortdlpack's own: proxy and wrapper
-// libraries make a class per call, and a cache keyed by type would hold every one of them (or need bounding and
-// invalidation of its own).
+// The table of a type: its __dlpack_c_exchange_api__ class attribute (class_attribute: no type kept alive, no cache
+// of ortdlpack's own that would hold classes made per call).
 const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
   static PyObject* const name = PyUnicode_InternFromString("__dlpack_c_exchange_api__");  // process lifetime
-  PyObject* capsule = _PyType_Lookup(type, name);  // borrowed; the type is alive while its object is
+  PyObject* capsule = class_attribute(type, name);  // borrowed; the type is alive while its object is
   if (capsule == nullptr || !PyCapsule_IsValid(capsule, "dlpack_exchange_api")) return nullptr;
   auto* api = static_cast<const DLPackExchangeAPI*>(PyCapsule_GetPointer(capsule, "dlpack_exchange_api"));
   // Walk to a table of the major version this build speaks.

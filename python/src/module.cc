@@ -36,7 +36,7 @@ namespace {
 // register_device's arguments: a name or an enum value each, errors naming the argument.
 std::string parse_name(nb::handle h, const char* what) {
   if (!PyUnicode_Check(h.ptr())) {
-    throw nb::type_error((std::string(what) + " must be a str, not " + Py_TYPE(h.ptr())->tp_name).c_str());
+    throw nb::type_error((std::string(what) + " must be a str, not " + type_name(h.ptr())).c_str());
   }
   return nb::cast<std::string>(h);
 }
@@ -103,6 +103,7 @@ NB_MODULE(_ortdlpack, m) {
   bind_tensor(m);
   bind_dlpack(m);
   bind_session(m);
+  bind_config(m);
 
   m.attr("_IDLE_BINDINGS") = ortdlpack::kIdleBindings;
   ortdlpack::python::set_ep_package_finder(&find_ep_packages);

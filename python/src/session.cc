@@ -20,7 +20,7 @@ namespace {
 
 std::string str_of(nb::handle h, const char* what) {
   if (!PyUnicode_Check(h.ptr())) {
-    throw nb::type_error((std::string(what) + " must be str, not " + Py_TYPE(h.ptr())->tp_name).c_str());
+    throw nb::type_error((std::string(what) + " must be str, not " + type_name(h.ptr())).c_str());
   }
   return nb::cast<std::string>(h);
 }
@@ -63,7 +63,7 @@ void create_session(Session* self, nb::handle model, nb::handle intra, nb::handl
   if (!path.is_valid() || !PyUnicode_Check(path.ptr())) {
     PyErr_Clear();
     throw nb::type_error(("Session: model must be a path (str, os.PathLike) or the model's bytes, not " +
-                          std::string(Py_TYPE(model.ptr())->tp_name)).c_str());
+                          type_name(model.ptr())).c_str());
   }
   const std::string p = nb::cast<std::string>(path);
   nb::gil_scoped_release release;
@@ -73,7 +73,7 @@ void create_session(Session* self, nb::handle model, nb::handle intra, nb::handl
 nb::object name_tuple(const std::vector<IoInfo>& ios) {
   nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(ios.size())));
   for (size_t i = 0; i < ios.size(); ++i) {
-    PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyUnicode_FromString(ios[i].name.c_str()));
+    NB_TUPLE_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyUnicode_FromString(ios[i].name.c_str()));
   }
   return tuple;
 }
@@ -132,7 +132,7 @@ void for_items(nb::handle mapping, const char* argument, const char* entry, cons
   if (!PyMapping_Check(mapping.ptr()) || PyList_Check(mapping.ptr()) || PyTuple_Check(mapping.ptr()) ||
       !PyObject_HasAttrString(mapping.ptr(), "items")) {
     throw nb::type_error((std::string(argument) + " must be a mapping of " + entry + " names to tensors, not " +
-                          Py_TYPE(mapping.ptr())->tp_name + hint).c_str());
+                          type_name(mapping.ptr()) + hint).c_str());
   }
   nb::object items = nb::steal(PyMapping_Items(mapping.ptr()));
   if (!items.is_valid()) throw nb::python_error();
@@ -144,7 +144,7 @@ void for_items(nb::handle mapping, const char* argument, const char* entry, cons
 // is made for others).
 void refuse_if_autograd_tracks(nb::handle x) {
   static PyObject* const attribute = PyUnicode_InternFromString("requires_grad");  // process lifetime
-  if (_PyType_Lookup(Py_TYPE(x.ptr()), attribute) == nullptr) return;
+  if (class_attribute(Py_TYPE(x.ptr()), attribute) == nullptr) return;
   nb::object tracked = nb::steal(PyObject_GetAttr(x.ptr(), attribute));
   if (!tracked.is_valid()) throw nb::python_error();
   if (PyObject_IsTrue(tracked.ptr()) == 1) {
@@ -165,7 +165,7 @@ void convert(Request& r, nb::handle feeds, nb::handle output_names, nb::handle o
     if (!names.is_valid()) {
       PyErr_Clear();
       throw nb::type_error((std::string("output_names must be a sequence of str or None, not ") +
-                            Py_TYPE(output_names.ptr())->tp_name).c_str());
+                            type_name(output_names.ptr())).c_str());
     }
     while (PyObject* n = PyIter_Next(names.ptr())) r.names.push_back(str_of(nb::steal(n), "output_names[...]"));
     if (PyErr_Occurred()) throw nb::python_error();
@@ -316,7 +316,7 @@ nb::object results(const Request& r, nb::handle produced, bool bound) {
     nb::object t = out.destination ? wrap(out.destination)
                    : bound         ? wrap(tensor_of_ortvalue(produced[k], out.memory))
                                    : from_dlpack(produced[k], nb::none(), nb::none());
-    PyList_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k), t.release().ptr());
+    NB_LIST_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k), t.release().ptr());
   }
   return list;
 }

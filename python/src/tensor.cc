@@ -21,9 +21,9 @@ PyObject* dlpack_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
     if (nargs != 0) throw nb::type_error("__dlpack__() takes keyword arguments only");
     nb::handle values[4] = {Py_None, Py_None, Py_None, Py_None};
     static const char* const names[4] = {"stream", "max_version", "dl_device", "copy"};
-    const Py_ssize_t count = kwnames != nullptr ? PyTuple_GET_SIZE(kwnames) : 0;
+    const Py_ssize_t count = kwnames != nullptr ? NB_TUPLE_GET_SIZE(kwnames) : 0;
     for (Py_ssize_t i = 0; i < count; ++i) {
-      PyObject* key = PyTuple_GET_ITEM(kwnames, i);
+      PyObject* key = NB_TUPLE_GET_ITEM(kwnames, i);
       size_t k = 0;
       while (k < 4 && PyUnicode_CompareWithASCIIString(key, names[k]) != 0) ++k;
       if (k == 4) {
@@ -121,7 +121,7 @@ nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
   npy_intp dims[kMaxNdim];
   for (size_t i = 0; i < shape.size(); ++i) dims[i] = static_cast<npy_intp>(shape[i]);
   PyArray_Descr* descr = descr_of(type);
-  Py_INCREF(descr);  // PyArray_NewFromDescr steals it
+  Py_INCREF(reinterpret_cast<PyObject*>(descr));  // PyArray_NewFromDescr steals it
   static char empty;  // size-0 tensors may have no data: numpy wants an address all the same
   void* data = packed ? nullptr : t.data() != nullptr ? t.data() : &empty;
   const int flags = packed ? 0 : NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (t.read_only() ? 0 : NPY_ARRAY_WRITEABLE);
@@ -144,7 +144,7 @@ nb::object shape_tuple(const Tensor& t) {
   const ShapeView shape = t.shape();
   nb::object tuple = nb::steal(PyTuple_New(static_cast<Py_ssize_t>(shape.size())));
   for (size_t i = 0; i < shape.size(); ++i) {
-    PyTuple_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
+    NB_TUPLE_SET_ITEM(tuple.ptr(), static_cast<Py_ssize_t>(i), PyLong_FromLongLong(shape[i]));
   }
   return tuple;
 }

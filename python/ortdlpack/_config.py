@@ -1,0 +1,87 @@
+"""``ortdlpack.show_config()`` and ``python -m ortdlpack``: what a bug report needs, as this process sees it.
+
+The versions and the installed distributions come from the packages themselves (``importlib.metadata``); what the
+env's EP devices are to ortdlpack (their memory, the DLPack device each is exported as, whether ortdlpack orders
+work there with a stream) comes from the C++ core (``_ortdlpack._ep_device_config``).
+"""
+
+from __future__ import annotations
+
+import importlib
+import importlib.metadata as metadata
+import importlib.util
+import os
+import sys
+
+import onnxruntime as _ort
+
+from . import _ep_packages, _ortdlpack
+
+# The array type of each framework whose version and DLPack C exchange API (__dlpack_c_exchange_api__) are reported.
+_FRAMEWORKS = (("numpy", "ndarray"), ("torch", "Tensor"), ("cupy", "ndarray"), ("jax", "Array"),
+               ("tensorflow", "Tensor"))
+
+
+def _onnxruntime_lines() -> list[str]:
+    dists = metadata.packages_distributions().get("onnxruntime", [])
+    provided = ", ".join(f"{d} {metadata.version(d)}" for d in dict.fromkeys(dists)) or "no distribution found"
+    lines = [f"onnxruntime {_ort.__version__} (C API version in use {_ortdlpack._ort_api_version()}), "
+             f"from {provided}, at {os.path.dirname(_ort.__file__)}"]
+    if len(set(dists)) > 1:
+        lines.append("  several distributions write the onnxruntime module: keep one (pip uninstall the others)")
+    folder = _ortdlpack._ep_library_dir()
+    libraries = sorted(f for f in (os.listdir(folder) if os.path.isdir(folder) else [])
+                       if f.startswith(("libonnxruntime_providers_", "onnxruntime_providers_")))
+    lines.append(f"EP libraries shipped with it ({folder}): {', '.join(libraries) or 'none'}")
+    packages = _ep_packages.find("")
+    lines.append("EP packages (onnxruntime-ep-*):" + ("" if packages else " none"))
+    lines += [f"  {dist} {metadata.version(dist)}: {', '.join(names)} ({library})" for dist, _, library, names in packages]
+    return lines
+
+
+def _device_lines() -> list[str]:
+    devices = _ort.get_ep_devices()
+    lines = [f"EP devices of the environment: {len(devices)}"]
+    for ep in devices:
+        hw = ep.device
+        lines.append(f"  {ep.ep_name} ({ep.ep_vendor}) on {hw.type.name} {hw.vendor} "
+                     f"(vendor id 0x{hw.vendor_id:04x}, device {hw.device_id})")
+        try:
+            memories, streams = _ortdlpack._ep_device_config(ep)
+        except Exception as e:  # an EP device the core cannot find again: say so, report the others
+            lines.append(f"    not readable by ortdlpack: {e}")
+            continue
+        if not memories:
+            lines.append("    memory: host memory (DLPack cpu)")
+        for kind, memory, dlpack, why in memories:
+            lines.append(f"    {kind} memory: {memory} -> " + (f"DLPack {dlpack}" if dlpack else f"no DLPack device ({why})"))
+        lines.append(f"    streams ortdlpack can order: {'yes' if streams else 'no (copies are synchronous)'}")
+    return lines
+
+
+def _framework_lines() -> list[str]:
+    found = []
+    for module, array in _FRAMEWORKS:
+        if importlib.util.find_spec(module) is None:
+            found.append(f"{module}: not installed")
+            continue
+        try:
+            m = importlib.import_module(module)
+        except Exception as e:
+            found.append(f"{module}: installed, import failed ({type(e).__name__}: {e})")
+            continue
+        exchange = "yes" if hasattr(getattr(m, array, None), "__dlpack_c_exchange_api__") else "no"
+        found.append(f"{module} {getattr(m, '__version__', '?')} (C exchange API: {exchange})")
+    return ["Frameworks: " + "; ".join(found)]
+
+
+def show_config(file=None) -> None:
+    """Prints what a bug report about ortdlpack needs: the versions of ortdlpack, DLPack, onnxruntime (and the C API
+    version in use), which onnxruntime distribution is installed, the EP libraries shipped with it and the installed
+    EP packages, the environment's EP devices (their memory, the DLPack device each maps to, whether ortdlpack has
+    streams there) and the frameworks found (version, DLPack C exchange API). ``python -m ortdlpack`` prints it."""
+    major, minor = _ortdlpack.DLPACK_VERSION
+    lines = [f"ortdlpack {_ortdlpack.__version__} (DLPack {major}.{minor}), at {os.path.dirname(__file__)}",
+             f"Python {sys.version.split()[0]} ({sys.executable})"]
+    lines += _onnxruntime_lines() + _device_lines() + _framework_lines()
+    print("\n".join(lines), file=file if file is not None else sys.stdout)

@@ -1,0 +1,74 @@
+// What the binding asks of a producer's type: a class attribute (the DLPack exchange table, requires_grad) and the
+// module that defines it, without keeping the type alive — proxy and wrapper libraries make a class per call, and
+// a cache keyed by such types would hold every one of them. The one place that knows the full C API from the
+// limited API of the stable-ABI (abi3) build.
+#include <mutex>
+#include <string>
+#include <unordered_map>
+
+#include <nanobind/stl/string.h>
+
+#include "common.h"
+
+namespace ortdlpack::py {
+namespace {
+
+bool is_static(PyTypeObject* type) { return (PyType_GetFlags(type) & Py_TPFLAGS_HEAPTYPE) == 0; }
+
+// The name of the module that defines `type` ("" when it says none).
+std::string module_of(PyTypeObject* type) {
+  static PyObject* const name = PyUnicode_InternFromString("__module__");  // process lifetime
+  nb::object module = nb::steal(PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name));
+  if (!module.is_valid() || !PyUnicode_Check(module.ptr())) {
+    PyErr_Clear();
+    return "";
+  }
+  return nb::cast<std::string>(module);
+}
+
+}  // namespace
+
+PyObject* class_attribute(PyTypeObject* type, PyObject* name) {
+#if defined(Py_LIMITED_API)
+  // The limited API has no lookup that misses without an exception; static types (which live for the process,
+  // numpy.ndarray among them) keep their answer so that the common miss is paid once.
+  static std::unordered_map<PyTypeObject*, std::unordered_map<PyObject*, PyObject*>> statics;  // under the GIL
+  const bool keep = is_static(type);
+  if (keep) {
+    auto t = statics.find(type);
+    if (t != statics.end()) {
+      auto a = t->second.find(name);
+      if (a != t->second.end()) return a->second;
+    }
+  }
+  PyObject* value = PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name);
+  if (value == nullptr) {
+    PyErr_Clear();
+  } else {
+    Py_DECREF(value);  // borrowed from here on: the type's own dict (or a base's) holds it while the type lives
+  }
+  if (keep) statics[type][name] = value;
+  return value;
+#else
+  return _PyType_Lookup(type, name);  // CPython's type attribute cache; a miss raises nothing, no reference taken
+#endif
+}
+
+bool immutable_producer(PyTypeObject* type) {
+  static std::unordered_map<PyTypeObject*, bool> statics;  // static types only (they live for the process); GIL
+  const bool keep = is_static(type);
+  if (keep) {
+    auto it = statics.find(type);
+    if (it != statics.end()) return it->second;
+  }
+  const std::string module = module_of(type);
+  const auto is = [&](const char* top) {
+    const size_t n = std::char_traits<char>::length(top);
+    return module.compare(0, n, top) == 0 && (module.size() == n || module[n] == '.');
+  };
+  const bool immutable = is("jax") || is("jaxlib") || is("tensorflow");
+  if (keep) statics[type] = immutable;
+  return immutable;
+}
+
+}  // namespace ortdlpack::py
