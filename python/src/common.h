@@ -39,6 +39,11 @@ struct PyTensor {
   DLManagedTensorVersioned* view = nullptr;
 };
 
+// module.cc ------------------------------------------------------------------------------------------------------
+// Whether Python objects may still be touched from a C callback (a deleter, the EP package finder): false once the
+// interpreter began to exit (atexit ran; the limited API has no Py_IsFinalizing before 3.13).
+bool python_alive() noexcept;
+
 // errors.cc ------------------------------------------------------------------------------------------------------
 void bind_errors(nb::module_& m);
 // The Python exception type for an ortdlpack::Error kind (kCopyRequired: ortdlpack.CopyRequiredError, both

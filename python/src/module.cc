@@ -4,6 +4,7 @@
 // onnxruntime.SessionOptions().register_custom_ops_library(): the wheel's ORT dlopen()s it (the same handle Python
 // already holds) and calls RegisterCustomOps with its own OrtApiBase, which initialises the core.
 #include <cstdint>
+#include <atomic>
 #include <string>
 
 #include <nanobind/stl/string.h>
@@ -31,6 +32,10 @@ extern "C" __attribute__((visibility("default"))) OrtStatus* RegisterCustomOps(O
 }
 
 namespace ortdlpack::py {
+
+std::atomic<bool> g_exiting{false};  // set by the atexit hook the module installs when imported
+bool python_alive() noexcept { return Py_IsInitialized() && !g_exiting.load(); }
+
 namespace {
 
 // register_device's arguments: a name or an enum value each, errors naming the argument.
@@ -73,7 +78,7 @@ DLDeviceType parse_dl_device_type(nb::handle h) {
 
 // The core's EpPackageFinder (python_adapters.h): ortdlpack/_ep_packages.py reads the installed distributions.
 std::vector<python::EpPackage> find_ep_packages(const std::string& distribution) {
-  if (!Py_IsInitialized()) return {};
+  if (!python_alive()) return {};
   nb::gil_scoped_acquire gil;
   std::vector<python::EpPackage> packages;
   try {
@@ -106,6 +111,7 @@ NB_MODULE(_ortdlpack, m) {
   bind_config(m);
 
   m.attr("_IDLE_BINDINGS") = ortdlpack::kIdleBindings;
+  nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { g_exiting = true; }));
   ortdlpack::python::set_ep_package_finder(&find_ep_packages);
 
   m.def("_initialized", [] {

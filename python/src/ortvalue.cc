@@ -51,12 +51,7 @@ struct ValueExport {
 
   static void deleter(DLManagedTensorVersioned* m) noexcept {
     auto* self = static_cast<ValueExport*>(m->manager_ctx);
-#if PY_VERSION_HEX >= 0x030D0000
-    const bool finalizing = Py_IsFinalizing();
-#else
-    const bool finalizing = _Py_IsFinalizing();
-#endif
-    if (self->owner != nullptr && Py_IsInitialized() && !finalizing) {  // at exit the interpreter frees it
+    if (self->owner != nullptr && python_alive()) {  // at exit the interpreter frees it
       const PyGILState_STATE gil = PyGILState_Ensure();
       Py_DECREF(self->owner);
       PyGILState_Release(gil);
