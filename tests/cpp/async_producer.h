@@ -37,6 +37,7 @@ struct VdStreamAbi {
   decltype(&ortdlpack_vd_stream_resume) resume = nullptr;
   decltype(&ortdlpack_vd_set_stream_delay_us) set_delay_us = nullptr;
   decltype(&ortdlpack_vd_stream_delay_us) delay_us = nullptr;
+  decltype(&ortdlpack_vd_set_host_funcs) set_host_funcs = nullptr;
 
   // From the copy of the library ORT loaded (it must be registered already).
   static VdStreamAbi load() {
@@ -54,6 +55,7 @@ struct VdStreamAbi {
     get(a.resume, "ortdlpack_vd_stream_resume");
     get(a.set_delay_us, "ortdlpack_vd_set_stream_delay_us");
     get(a.delay_us, "ortdlpack_vd_stream_delay_us");
+    get(a.set_host_funcs, "ortdlpack_vd_set_host_funcs");
     dlclose(lib);
     return a;
   }

@@ -131,6 +131,63 @@ TEST_F(StreamOrdering, CopyOfATensorReleasedAtOnceReadsItsContents) {
   EXPECT_FALSE(gate.timed_out());
 }
 
+// When the kept source is released: at ortdlpack's next call on the device once the device ran the copy (the EP's
+// host function told it, stream convention), or, from an EP without host functions, at ortdlpack's next host wait
+// of the stream. The test waits for ortdlpack's stream through the virtual device itself, so ortdlpack learns
+// nothing from that wait.
+TEST_F(StreamOrdering, AKeptSourceIsReleasedAtTheNextCallOnceTheDeviceRanTheCopy) {
+  for (const bool host_funcs : {true, false}) {
+    SCOPED_TRACE(host_funcs ? "the EP runs host functions" : "an EP without host functions");
+    abi.set_host_funcs(host_funcs ? 1 : 0);
+    test::AsyncProducer producer(abi, 0);
+    const Tensor buffer = device_tensor(0, 16);
+    producer.write(buffer, iota(16, 1.0f));
+    const uintptr_t ours = consumer_stream(buffer.device());
+    const Imported x = [&] {
+      test::Gate gate(abi, reinterpret_cast<void*>(ours));
+      const Imported in = from_dlpack(producer.export_reusing(buffer, ours, filled(16, -1.0f)),
+                                      ImportOptions{CopyMode::kAlways});
+      EXPECT_EQ(producer.releases(), 0);
+      return in;
+    }();
+    ASSERT_EQ(abi.synchronize(reinterpret_cast<void*>(ours)), 0);  // the copy ran; ortdlpack was not told by a wait
+    const uint64_t syncs = vd.counters().host_syncs;
+    EXPECT_NE(device_stream(vd.memory(0)), nullptr);  // any call on the device
+    EXPECT_EQ(producer.releases(), host_funcs ? 1 : 0);
+    EXPECT_EQ(vd.counters().host_syncs, syncs) << "no host wait for that";
+    synchronize(vd.memory(0));
+    EXPECT_EQ(producer.releases(), 1) << "a host wait of the stream releases what it kept";
+    EXPECT_EQ(read(x.tensor), iota(16, 1.0f));
+  }
+  abi.set_host_funcs(1);
+}
+
+// At most 64 sources (DeviceStream::kMaxKept) are kept per device stream: one more makes the host wait, and the wait
+// releases them all.
+TEST_F(StreamOrdering, KeptSourcesAreBoundedByAHostWait) {
+  constexpr int kBound = 64;
+  abi.set_delay_us(100);   // (no timing decides anything here)
+  abi.set_host_funcs(0);  // nothing is released before a host wait
+  test::AsyncProducer producer(abi, 0);
+  const Tensor buffer = device_tensor(0, 4);
+  producer.write(buffer, iota(4, 1.0f));
+  std::vector<Tensor> copies;
+  const uint64_t syncs = vd.counters().host_syncs;
+  for (int i = 0; i < kBound; ++i) {
+    const uintptr_t ours = consumer_stream(buffer.device());
+    copies.push_back(from_dlpack(producer.export_reusing(buffer, ours, iota(4, 1.0f)), ImportOptions{CopyMode::kAlways}).tensor);
+  }
+  EXPECT_EQ(producer.releases(), 0);
+  EXPECT_EQ(vd.counters().host_syncs, syncs);
+  const uintptr_t ours = consumer_stream(buffer.device());
+  copies.push_back(from_dlpack(producer.export_reusing(buffer, ours, iota(4, 1.0f)), ImportOptions{CopyMode::kAlways}).tensor);
+  EXPECT_EQ(producer.releases(), kBound + 1);
+  EXPECT_EQ(vd.counters().host_syncs, syncs + 1);
+  abi.set_host_funcs(1);
+  producer.synchronize();
+  for (const Tensor& c : copies) EXPECT_EQ(read(c), iota(4, 1.0f));
+}
+
 // --- a host wait in one thread, an export in another (rule 3) ------------------------------------------------------
 // Thread 1 reads x on the host: its host wait on ortdlpack's stream lasts as long as the producer's write is held
 // behind a gate. Thread 2 (the test) exports x to a consumer's stream meanwhile (once the virtual device counts thread

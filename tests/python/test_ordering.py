@@ -139,6 +139,9 @@ def test_export_to_a_consumer_on_another_stream(producer, vd):
         capsule = t.__dlpack__(stream=consumer.stream, max_version=(1, 0))  # consumer's stream waits for ortdlpack's
         del capsule
         np.testing.assert_array_equal(consumer.read(t), data)
+        # ortdlpack kept the source of its queued copy (`first`) until the copy ran: released at its next call on
+        # the device, this host wait.
+        np.testing.assert_array_equal(t.numpy(), data)
     finally:
         consumer.close()
 
