@@ -69,14 +69,15 @@ void DeviceStream::launch_notice() {
   }
 }
 
-void DeviceStream::keep_until(uint64_t seq, std::shared_ptr<void> owner) {
+void DeviceStream::keep_until(uint64_t seq, std::shared_ptr<void> owner, size_t bytes) {
   if (completed_.load(std::memory_order_acquire) >= seq) return;  // done already: `owner` goes with the caller's
   bool over = false;
   {
     std::lock_guard<std::mutex> lock(kept_mutex_);
-    kept_.push_back({seq, std::move(owner)});
+    kept_.push_back({seq, bytes, std::move(owner)});
+    kept_bytes_ += bytes;
     if (seq < oldest_kept_.load(std::memory_order_relaxed)) oldest_kept_.store(seq, std::memory_order_release);
-    over = kept_.size() > kMaxKept;
+    over = kept_.size() > kMaxKept || (kept_.size() > 1 && kept_bytes_ > kMaxKeptBytes);
   }
   if (over) return synchronize();  // the bound: a host wait releases them all
   launch_notice();
@@ -100,6 +101,7 @@ void DeviceStream::release_completed() {
     uint64_t oldest = UINT64_MAX;
     for (Kept& k : kept_) {
       if (k.seq <= done) {
+        kept_bytes_ -= k.bytes;
         released.push_back(std::move(k));
       } else {
         oldest = std::min(oldest, k.seq);

@@ -44,18 +44,21 @@ class DeviceStream {
   void synchronize();
   // The host waits for another stream of this device (a caller's); no sequence number moves.
   void wait_on_host(void* other) const;
-  // Keeps `owner` until the work numbered `seq` is complete, learnt from a host function the backend runs then (one
-  // at a time per stream: it covers everything submitted before it) or from the next host wait. At most kMaxKept
-  // owners are held; one more makes the host wait.
-  void keep_until(uint64_t seq, std::shared_ptr<void> owner);
+  // Keeps `owner` (of `bytes` of device memory) until the work numbered `seq` is complete, learnt from a host
+  // function the EP's runtime runs then (one at a time per stream: it covers everything submitted before it) or from
+  // the next host wait. The bound: when more than kMaxKept owners, or more than one owner of more than kMaxKeptBytes
+  // in all, would be held, the host waits (and releases them all).
+  void keep_until(uint64_t seq, std::shared_ptr<void> owner, size_t bytes);
   // Drops the owners whose work is known to be complete (cheap when there are none).
   void release_completed();
 
-  static constexpr size_t kMaxKept = 64;
+  static constexpr size_t kMaxKept = 1024;
+  static constexpr size_t kMaxKeptBytes = size_t{64} << 20;
 
  private:
   struct Kept {
     uint64_t seq;
+    size_t bytes;
     std::shared_ptr<void> owner;
   };
   void mark_completed(uint64_t seq);
@@ -75,6 +78,7 @@ class DeviceStream {
   std::atomic<uint64_t> notice_seq_{0};           // what it marks complete
   std::mutex kept_mutex_;
   std::vector<Kept> kept_;
+  size_t kept_bytes_ = 0;
 };
 
 // ortdlpack's stream of the device owning `memory`, or NULL for host memory and for a device whose EP offers no

@@ -110,8 +110,8 @@ void order_before_run(const std::vector<const Tensor*>& tensors, const CallerStr
   }
 }
 
-void keep_until_done(const QueuedCopy& copy, std::shared_ptr<void> owner) {
-  if (copy) copy.stream->keep_until(copy.seq, std::move(owner));
+void keep_until_done(const QueuedCopy& copy, std::shared_ptr<void> owner, size_t bytes) {
+  if (copy) copy.stream->keep_until(copy.seq, std::move(owner), bytes);
 }
 
 namespace detail {

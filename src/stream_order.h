@@ -54,11 +54,11 @@ struct QueuedCopy {
   explicit operator bool() const { return stream != nullptr; }
 };
 
-// Keeps `owner` (what owns memory a queued copy reads: its source tensors, and through them a producer's DLPack
-// tensor) until the copy has completed on the device, and drops it on a later ortdlpack call: a producer may reuse
-// memory once its deleter ran (a caching allocator does). No host wait, but at most DeviceStream::kMaxKept owners per
-// device are kept (device_stream.h).
-void keep_until_done(const QueuedCopy& copy, std::shared_ptr<void> owner);
+// Keeps `owner` (what owns the `bytes` of device memory a queued copy reads: its source tensors, and through them a
+// producer's DLPack tensor) until the copy has completed on the device, and drops it on a later ortdlpack call: a
+// producer may reuse memory once its deleter ran (a caching allocator does). No host wait, within a bound per device
+// (DeviceStream::kMaxKept owners, kMaxKeptBytes; device_stream.h).
+void keep_until_done(const QueuedCopy& copy, std::shared_ptr<void> owner, size_t bytes);
 
 // Copy support (transfer.cc): runs `enqueue(stream)` for a copy from `src` to `dst` memory, ordered after pending
 // work on both devices; `stream` is the caller's stream or NULL. Complete on return when `dst` is host memory (and in

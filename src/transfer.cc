@@ -63,12 +63,18 @@ void copy_through_env(const std::vector<Tensor>& src, const std::vector<Tensor>&
       return status == nullptr;
     });
     detail::check(status, "copy from " + describe_memory(src_mem) + " to " + describe_memory(dst_mem) + " failed");
-    if (!queued) continue;
-    // A copy left queued keeps its sources alive until it ran (stream_order.h). (A destination is the caller's: the
-    // EP orders a free of device memory after the device's use of it, as cudaFree and the virtual device do.)
+    // A copy left queued keeps its device sources alive until it ran (stream_order.h). A host source was read when
+    // the copy was enqueued (pageable memory is staged then, as CUDA does; pinned sources complete on return), and a
+    // destination is the caller's: the EP orders a free of device memory after the device's use of it (cudaFree,
+    // the virtual device).
+    if (!queued || src[batch.front()].host_accessible()) continue;
     auto sources = std::make_shared<std::vector<Tensor>>();
-    for (size_t k : batch) sources->push_back(src[k]);
-    keep_until_done(queued, std::move(sources));
+    size_t bytes = 0;
+    for (size_t k : batch) {
+      sources->push_back(src[k]);
+      bytes += src[k].byte_size();
+    }
+    keep_until_done(queued, std::move(sources), bytes);
   }
 }
 

@@ -162,30 +162,48 @@ TEST_F(StreamOrdering, AKeptSourceIsReleasedAtTheNextCallOnceTheDeviceRanTheCopy
   abi.set_host_funcs(1);
 }
 
-// At most 64 sources (DeviceStream::kMaxKept) are kept per device stream: one more makes the host wait, and the wait
-// releases them all.
+// The bound on what a device stream keeps (DeviceStream::kMaxKept = 1024 sources, kMaxKeptBytes = 64 MiB; one source
+// alone is kept whatever its size): one more makes the host wait, and the wait releases them all. Without host
+// functions, so that nothing is released before a host wait.
 TEST_F(StreamOrdering, KeptSourcesAreBoundedByAHostWait) {
-  constexpr int kBound = 64;
-  abi.set_delay_us(100);   // (no timing decides anything here)
-  abi.set_host_funcs(0);  // nothing is released before a host wait
+  constexpr int kBound = 1024;
+  abi.set_delay_us(0);  // (no timing decides anything here)
+  abi.set_host_funcs(0);
   test::AsyncProducer producer(abi, 0);
   const Tensor buffer = device_tensor(0, 4);
   producer.write(buffer, iota(4, 1.0f));
   std::vector<Tensor> copies;
   const uint64_t syncs = vd.counters().host_syncs;
-  for (int i = 0; i < kBound; ++i) {
+  const auto import_copy = [&] {
     const uintptr_t ours = consumer_stream(buffer.device());
-    copies.push_back(from_dlpack(producer.export_reusing(buffer, ours, iota(4, 1.0f)), ImportOptions{CopyMode::kAlways}).tensor);
-  }
+    copies.push_back(
+        from_dlpack(producer.export_reusing(buffer, ours, iota(4, 1.0f)), ImportOptions{CopyMode::kAlways}).tensor);
+  };
+  for (int i = 0; i < kBound; ++i) import_copy();
   EXPECT_EQ(producer.releases(), 0);
   EXPECT_EQ(vd.counters().host_syncs, syncs);
-  const uintptr_t ours = consumer_stream(buffer.device());
-  copies.push_back(from_dlpack(producer.export_reusing(buffer, ours, iota(4, 1.0f)), ImportOptions{CopyMode::kAlways}).tensor);
+  import_copy();
   EXPECT_EQ(producer.releases(), kBound + 1);
   EXPECT_EQ(vd.counters().host_syncs, syncs + 1);
   abi.set_host_funcs(1);
   producer.synchronize();
-  for (const Tensor& c : copies) EXPECT_EQ(read(c), iota(4, 1.0f));
+  EXPECT_EQ(read(copies.front()), iota(4, 1.0f));
+  EXPECT_EQ(read(copies.back()), iota(4, 1.0f));
+}
+
+TEST_F(StreamOrdering, KeptBytesAreBoundedByAHostWait) {
+  constexpr size_t kN = (size_t{40} << 20) / sizeof(float);  // 40 MiB: kept alone, not twice
+  abi.set_delay_us(0);
+  abi.set_host_funcs(0);
+  const Tensor source = device_tensor(0, kN);
+  const uint64_t syncs = vd.counters().host_syncs;
+  const Tensor first = to(source, vd.memory(0));
+  EXPECT_EQ(source.use_count(), 2) << "kept by the queued copy";
+  EXPECT_EQ(vd.counters().host_syncs, syncs);
+  const Tensor second = to(source, vd.memory(0));
+  EXPECT_EQ(source.use_count(), 1) << "80 MiB kept: the host waited, and released both";
+  EXPECT_EQ(vd.counters().host_syncs, syncs + 1);
+  abi.set_host_funcs(1);
 }
 
 // --- a host wait in one thread, an export in another (rule 3) ------------------------------------------------------
