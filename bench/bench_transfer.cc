@@ -33,8 +33,9 @@ int main() {
   const char* guard = std::getenv("ORTDLPACK_VD_GUARD");
   std::printf("virtual device guard: %s\n\n", guard && std::string(guard) == "0" ? "off" : "on (mprotect per copy)");
 
-  std::printf("| bytes | host->device->host (ortdlpack::copy x2) | GB/s | 2 x memcpy | GB/s | ratio |\n"
-              "|---|---|---|---|---|---|\n");
+  std::printf(
+      "| bytes | host->device->host (ortdlpack::copy x2) | GB/s | 2 x memcpy | GB/s | ratio |\n"
+      "|---|---|---|---|---|---|\n");
   for (int64_t bytes : {int64_t{4} << 10, int64_t{1} << 20, int64_t{64} << 20}) {
     const std::vector<int64_t> shape{bytes / 4};
     ortdlpack::Tensor host = ortdlpack::allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, shape, DLDevice{kDLCPU, 0});
@@ -58,8 +59,7 @@ int main() {
         iterations);
     const double moved = 2.0 * static_cast<double>(bytes);
     std::printf("| %lld KiB | %s | %.2f | %s | %.2f | %.2f |\n", static_cast<long long>(bytes >> 10),
-                human(ort_ns).c_str(), moved / ort_ns, human(memcpy_ns).c_str(), moved / memcpy_ns,
-                ort_ns / memcpy_ns);
+                human(ort_ns).c_str(), moved / ort_ns, human(memcpy_ns).c_str(), moved / memcpy_ns, ort_ns / memcpy_ns);
   }
 
   std::vector<ortdlpack::Tensor> src, dst;
@@ -79,8 +79,11 @@ int main() {
               singles / batched);
 
   const OrtMemoryInfo* memory = api.EpDevice_MemoryInfo(device, OrtDeviceMemoryType_DEFAULT);
-  const double lookup = ns_per_call([&] { asm volatile("" : : "r"(ortdlpack::device_stream(memory)) : "memory"); },
-                                    100000);
+  const double lookup =
+      ns_per_call([&] { asm volatile(""
+                                     :
+                                     : "r"(ortdlpack::device_stream(memory))
+                                     : "memory"); }, 100000);
   const double listing = ns_per_call(
       [&] {
         ortdlpack::check(api.GetEpDevices(ortdlpack::env(), &devices, &n));

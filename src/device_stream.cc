@@ -127,7 +127,8 @@ struct Key {
 // The key of device memory; false for host memory (CPU, or HOST_ACCESSIBLE: the host reads it, no stream).
 bool device_key(const OrtMemoryInfo* memory, Key& k) {
   const MemoryFields f = memory_fields(memory);
-  if (f.device_type == OrtMemoryInfoDeviceType_CPU || f.memory_type == OrtDeviceMemoryType_HOST_ACCESSIBLE) return false;
+  if (f.device_type == OrtMemoryInfoDeviceType_CPU || f.memory_type == OrtDeviceMemoryType_HOST_ACCESSIBLE)
+    return false;
   k = {f.device_type, f.vendor_id, f.device_id};
   return true;
 }

@@ -2,8 +2,8 @@
 //
 // One DeviceStream per device memory ortdlpack touches: an OrtSyncStream of the env's OrtEpDevice for that memory,
 // created on first use and never released (the EP library may be unregistered before the process ends), with the
-// native calls of its stream backend (stream_backend.h). Work on it is counted, not flagged: every time work is put on the
-// stream (an ortdlpack copy, a producer's work ordered before it, a caller's stream adopted) it gets the next
+// native calls of its stream backend (stream_backend.h). Work on it is counted, not flagged: every time work is put on
+// the stream (an ortdlpack copy, a producer's work ordered before it, a caller's stream adopted) it gets the next
 // sequence number once it is enqueued, and `completed` is the highest number known to be complete. So a host wait
 // marks complete only what was submitted when it began: work submitted meanwhile by another thread stays pending.
 // Owners of memory that queued work still reads or writes are kept until their work's number is complete, and are
@@ -74,8 +74,8 @@ class DeviceStream {
   std::atomic<uint64_t> submitted_{0};
   std::atomic<uint64_t> completed_{0};
   std::atomic<uint64_t> oldest_kept_{UINT64_MAX};  // the lowest seq kept; UINT64_MAX when none
-  std::atomic<bool> notice_outstanding_{false};  // a host function is launched and has not run yet
-  std::atomic<uint64_t> notice_seq_{0};           // what it marks complete
+  std::atomic<bool> notice_outstanding_{false};    // a host function is launched and has not run yet
+  std::atomic<uint64_t> notice_seq_{0};            // what it marks complete
   std::mutex kept_mutex_;
   std::vector<Kept> kept_;
   size_t kept_bytes_ = 0;

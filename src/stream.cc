@@ -50,20 +50,20 @@ void order_for_consumer(const Tensor& tensor, std::optional<int64_t> consumer) {
   const DLDevice device = tensor.device();
   DeviceStream* s = find_stream(tensor.memory_info());
   if (consumer.has_value() && *consumer != -1) {
-    const bool gpu = device.device_type == kDLCUDA || device.device_type == kDLCUDAManaged ||
-                     device.device_type == kDLROCM;
+    const bool gpu =
+        device.device_type == kDLCUDA || device.device_type == kDLCUDAManaged || device.device_type == kDLROCM;
     const bool ok = (s != nullptr || gpu) && (*consumer > 0 || (*consumer == 0 && device.device_type == kDLROCM));
     if (!ok) {
       throw Error(ErrorKind::kInvalidArgument,
-                  gpu ? "stream must be None, -1 or a stream pointer (> 0 on CUDA)"
-                      : s != nullptr ? "stream must be None, -1 or a stream handle of the device (> 0)"
-                                     : "stream must be None or -1 on a device without streams (CPU and plugin "
-                                       "devices without stream support)");
+                  gpu            ? "stream must be None, -1 or a stream pointer (> 0 on CUDA)"
+                  : s != nullptr ? "stream must be None, -1 or a stream handle of the device (> 0)"
+                                 : "stream must be None or -1 on a device without streams (CPU and plugin "
+                                   "devices without stream support)");
     }
   }
   if (s == nullptr || !s->pending()) return;
   if (!consumer.has_value()) return s->synchronize();  // None: the host is the consumer's only common ground
-  if (*consumer == -1) return;                          // the consumer asked for no synchronization
+  if (*consumer == -1) return;                         // the consumer asked for no synchronization
   void* waiter = reinterpret_cast<void*>(static_cast<uintptr_t>(*consumer));
   // The consumer's stream waits on the device; if the EP refuses (a handle it does not know), the host waits.
   if (waiter == s->handle() || s->native().wait(waiter, s->handle()) == 0) return;
@@ -76,9 +76,9 @@ void check_caller_stream(const CallerStream& c) {
     throw Error(ErrorKind::kInvalidArgument, "stream: a stream handle is needed (0 is only CUDA's default stream)");
   }
   if (find_stream(c.memory) == nullptr) {
-    throw Error(ErrorKind::kInvalidArgument, "stream: " +
-                                                 (c.memory ? describe_memory(c.memory) : std::string("host memory")) +
-                                                 " has no streams ortdlpack can wait for");
+    throw Error(ErrorKind::kInvalidArgument,
+                "stream: " + (c.memory ? describe_memory(c.memory) : std::string("host memory")) +
+                    " has no streams ortdlpack can wait for");
   }
 }
 
@@ -119,7 +119,10 @@ namespace detail {
 CopyStreams begin_copy(const OrtMemoryInfo* src, const OrtMemoryInfo* dst, OrtSyncStream* stream) {
   DeviceStream* ss = find_stream(src);
   DeviceStream* ds = find_stream(dst);
-  OrtSyncStream* used = stream != nullptr ? stream : ss != nullptr ? ss->stream() : ds != nullptr ? ds->stream() : nullptr;
+  OrtSyncStream* used = stream != nullptr ? stream
+                        : ss != nullptr   ? ss->stream()
+                        : ds != nullptr   ? ds->stream()
+                                          : nullptr;
   // Work pending on another stream of either side is waited for on the host (one stream per copy call).
   if (ss != nullptr && ss->stream() != used) ss->synchronize();
   if (ds != nullptr && ds->stream() != used) ds->synchronize();

@@ -27,7 +27,9 @@ const CudaRuntime* cuda_runtime() {
       void* lib = dlopen(name, RTLD_NOW | RTLD_NOLOAD);  // only a runtime that is already loaded
       if (lib == nullptr) continue;
       auto* r = new CudaRuntime();  // process lifetime, like the runtime itself
-      const auto get = [&](auto& fn, const char* symbol) { fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(lib, symbol)); };
+      const auto get = [&](auto& fn, const char* symbol) {
+        fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(lib, symbol));
+      };
       get(r->stream_synchronize, "cudaStreamSynchronize");
       get(r->event_create_with_flags, "cudaEventCreateWithFlags");
       get(r->event_record, "cudaEventRecord");

@@ -70,7 +70,7 @@ QueuedCopy ordered_copy(const OrtMemoryInfo* src, const OrtMemoryInfo* dst, OrtS
 namespace detail {
 // Non-template halves of ordered_copy.
 struct CopyStreams {
-  DeviceStream* src;    // ortdlpack's stream of each side (NULL for host memory and devices without one)
+  DeviceStream* src;  // ortdlpack's stream of each side (NULL for host memory and devices without one)
   DeviceStream* dst;
   OrtSyncStream* used;  // the stream the copy is enqueued on; NULL: synchronous
 };

@@ -302,10 +302,17 @@ void VdStream::Run() noexcept {
 
 void VdStream::Execute(Task& task) noexcept {
   switch (task.kind) {
-    case Task::Kind::kSignal: task.event->Signal(); return;
-    case Task::Kind::kWait: task.event->WaitHost(); return;
-    case Task::Kind::kHostFunc: task.fn(task.user_data); return;
-    case Task::Kind::kCopy: break;
+    case Task::Kind::kSignal:
+      task.event->Signal();
+      return;
+    case Task::Kind::kWait:
+      task.event->WaitHost();
+      return;
+    case Task::Kind::kHostFunc:
+      task.fn(task.user_data);
+      return;
+    case Task::Kind::kCopy:
+      break;
   }
   if (task.duration_us != 0) std::this_thread::sleep_for(std::chrono::microseconds(task.duration_us));
   const void* src = task.src_dev ? task.src : task.staged.data();
@@ -420,6 +427,8 @@ ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_wait(void* waiter, void* producer) {
   return ortdlpack_vd_stream_wait(waiter, producer);
 }
 
-ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_synchronize(void* stream) { return ortdlpack_vd_stream_synchronize(stream); }
+ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_synchronize(void* stream) {
+  return ortdlpack_vd_stream_synchronize(stream);
+}
 
 }  // extern "C"

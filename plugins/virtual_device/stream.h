@@ -86,7 +86,7 @@ class VdStream : public OrtSyncStreamImpl {
     std::size_t n = 0;
     std::vector<char> staged;  // snapshot of a host source
     std::shared_ptr<VdEvent> event;
-    uint64_t duration_us = 0;  // how long the copy takes on the device (the delay when it was enqueued)
+    uint64_t duration_us = 0;     // how long the copy takes on the device (the delay when it was enqueued)
     void (*fn)(void*) = nullptr;  // kHostFunc
     void* user_data = nullptr;
   };
@@ -109,9 +109,9 @@ class VdStream : public OrtSyncStreamImpl {
   const OrtEpApi* ep_api_;
   uint32_t device_id_;
   std::mutex m_;
-  std::condition_variable cv_;       // queue changed / a task completed
+  std::condition_variable cv_;  // queue changed / a task completed
   std::deque<Task> queue_;
-  const Task* running_ = nullptr;  // the task the worker is executing (outside the queue)
+  const Task* running_ = nullptr;               // the task the worker is executing (outside the queue)
   std::deque<std::shared_ptr<VdEvent>> gates_;  // closed gates, oldest first
   uint64_t submitted_ = 0, completed_ = 0;
   bool stop_ = false;

@@ -44,7 +44,9 @@ struct VdStreamAbi {
     void* lib = dlopen(ORTDLPACK_VD_PATH, RTLD_NOW | RTLD_NOLOAD);
     if (lib == nullptr) throw std::runtime_error("the virtual device library is not loaded");
     VdStreamAbi a;
-    const auto get = [&](auto& fn, const char* name) { fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(lib, name)); };
+    const auto get = [&](auto& fn, const char* name) {
+      fn = reinterpret_cast<std::decay_t<decltype(fn)>>(dlsym(lib, name));
+    };
     get(a.create, "ortdlpack_vd_stream_create");
     get(a.destroy, "ortdlpack_vd_stream_destroy");
     get(a.write, "ortdlpack_vd_stream_write");

@@ -99,8 +99,8 @@ TEST_F(StreamOrdering, ImportWithCopyKeepsTheProducersTensorUntilTheCopyRan) {
   const uintptr_t ours = consumer_stream(buffer.device());
   test::Gate gate(abi, reinterpret_cast<void*>(ours));
   const uint64_t syncs = vd.counters().host_syncs;
-  const Imported x = from_dlpack(producer.export_reusing(buffer, ours, filled(64, -1.0f)),
-                                 ImportOptions{CopyMode::kAlways});
+  const Imported x =
+      from_dlpack(producer.export_reusing(buffer, ours, filled(64, -1.0f)), ImportOptions{CopyMode::kAlways});
   ASSERT_TRUE(x.copied);
   EXPECT_EQ(vd.counters().host_syncs, syncs) << "the copy is left queued: no host wait";
   EXPECT_EQ(producer.releases(), 0) << "the producer's tensor was released while ortdlpack's copy of it was queued";
@@ -145,8 +145,8 @@ TEST_F(StreamOrdering, AKeptSourceIsReleasedAtTheNextCallOnceTheDeviceRanTheCopy
     const uintptr_t ours = consumer_stream(buffer.device());
     const Imported x = [&] {
       test::Gate gate(abi, reinterpret_cast<void*>(ours));
-      const Imported in = from_dlpack(producer.export_reusing(buffer, ours, filled(16, -1.0f)),
-                                      ImportOptions{CopyMode::kAlways});
+      const Imported in =
+          from_dlpack(producer.export_reusing(buffer, ours, filled(16, -1.0f)), ImportOptions{CopyMode::kAlways});
       EXPECT_EQ(producer.releases(), 0);
       return in;
     }();
