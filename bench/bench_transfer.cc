@@ -1,6 +1,9 @@
 // Copies through the env's data transfer on a plugin EP's device (the virtual device): GB/s of host -> device ->
-// host against memcpy of the same bytes, and a batched copy of 100 tensors against 100 single copies.
-// Prints markdown tables (docs/devices.md). ORTDLPACK_VD_GUARD=0 measures without the page-protection guard.
+// host against memcpy of the same bytes, a batched copy of 100 tensors against 100 single copies, and the fixed
+// cost of one device copy: the stream lookups every device copy, import and export makes (2-4 per copy) against
+// one GetEpDevices call. Prints markdown tables (docs/devices.md). ORTDLPACK_VD_GUARD=0 measures without the
+// page-protection guard. The virtual device's per-copy test delay (ORTDLPACK_VD_STREAM_DELAY_US) is set to 0 unless
+// the caller sets it: it stands for device time, which this measures nothing of.
 #include <onnxruntime_c_api.h>
 
 #include <cstdio>
@@ -15,6 +18,7 @@
 int main() {
   using ortdlpack::bench::human;
   using ortdlpack::bench::ns_per_call;
+  setenv("ORTDLPACK_VD_STREAM_DELAY_US", "0", /*overwrite=*/0);  // read once, when the library is registered
   ortdlpack::init(OrtGetApiBase());
   const OrtApi& api = ortdlpack::ort();
   ortdlpack::check(api.RegisterExecutionProviderLibrary(ortdlpack::env(), "ortdlpack_vd", ORTDLPACK_VD_PATH));
@@ -29,8 +33,9 @@ int main() {
   const char* guard = std::getenv("ORTDLPACK_VD_GUARD");
   std::printf("virtual device guard: %s\n\n", guard && std::string(guard) == "0" ? "off" : "on (mprotect per copy)");
 
-  std::printf("| bytes | host->device->host (ortdlpack::copy x2) | GB/s | 2 x memcpy | GB/s | ratio |\n"
-              "|---|---|---|---|---|---|\n");
+  std::printf(
+      "| bytes | host->device->host (ortdlpack::copy x2) | GB/s | 2 x memcpy | GB/s | ratio |\n"
+      "|---|---|---|---|---|---|\n");
   for (int64_t bytes : {int64_t{4} << 10, int64_t{1} << 20, int64_t{64} << 20}) {
     const std::vector<int64_t> shape{bytes / 4};
     ortdlpack::Tensor host = ortdlpack::allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, shape, DLDevice{kDLCPU, 0});
@@ -54,8 +59,7 @@ int main() {
         iterations);
     const double moved = 2.0 * static_cast<double>(bytes);
     std::printf("| %lld KiB | %s | %.2f | %s | %.2f | %.2f |\n", static_cast<long long>(bytes >> 10),
-                human(ort_ns).c_str(), moved / ort_ns, human(memcpy_ns).c_str(), moved / memcpy_ns,
-                ort_ns / memcpy_ns);
+                human(ort_ns).c_str(), moved / ort_ns, human(memcpy_ns).c_str(), moved / memcpy_ns, ort_ns / memcpy_ns);
   }
 
   std::vector<ortdlpack::Tensor> src, dst;
@@ -73,5 +77,26 @@ int main() {
   std::printf("| one batched copy | %s | %s | 1.00 |\n", human(batched).c_str(), human(batched / 100).c_str());
   std::printf("| 100 single copies | %s | %s | %.2f |\n", human(singles).c_str(), human(singles / 100).c_str(),
               singles / batched);
+
+  const OrtMemoryInfo* memory = api.EpDevice_MemoryInfo(device, OrtDeviceMemoryType_DEFAULT);
+  const double lookup =
+      ns_per_call([&] { asm volatile(""
+                                     :
+                                     : "r"(ortdlpack::device_stream(memory))
+                                     : "memory"); }, 100000);
+  const double listing = ns_per_call(
+      [&] {
+        ortdlpack::check(api.GetEpDevices(ortdlpack::env(), &devices, &n));
+        asm volatile("" : : "r"(devices) : "memory");
+      },
+      100000);
+  ortdlpack::Tensor a = ortdlpack::allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, device);
+  ortdlpack::Tensor b = ortdlpack::allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, device);
+  const double d2d = ns_per_call([&] { ortdlpack::copy(a, b); }, 20000);
+  ortdlpack::synchronize(memory);
+  std::printf("\n| fixed cost of a device copy | per call | ratio to GetEpDevices |\n|---|---|---|\n");
+  std::printf("| one GetEpDevices call | %s | 1.00 |\n", human(listing).c_str());
+  std::printf("| stream lookup (ortdlpack::device_stream) | %s | %.2f |\n", human(lookup).c_str(), lookup / listing);
+  std::printf("| 16 B device->device copy (queued) | %s | %.2f |\n", human(d2d).c_str(), d2d / listing);
   return 0;
 }

@@ -2,7 +2,9 @@
 # Sanitized runs of ortdlpack (docs/reliability.md has the figures):
 #   scripts/sanitize.sh            ASan+UBSan+LSan build (preset asan, build-asan/) and the whole C++ suite under it,
 #                                  then the Python suite against an ASan build of the extension (when it builds)
-#   scripts/sanitize.sh --tsan     ThreadSanitizer build (preset tsan, build-tsan/) and the concurrency test
+#   scripts/sanitize.sh --tsan     ThreadSanitizer build (preset tsan, build-tsan/) and the tests that run threads:
+#                                  test_concurrency (every entry point at once) and test_stream (host waits,
+#                                  exports and queued copies of one device stream from several threads)
 #   scripts/sanitize.sh --no-python   skip the Python part
 # Zero reports is the pass mark: any sanitizer report fails the run (halt_on_error / abort_on_error).
 set -euo pipefail
@@ -22,10 +24,13 @@ SECONDS=0
 
 if [[ "$mode" == tsan ]]; then
   cmake --preset tsan > /dev/null
-  cmake --build --preset tsan --target test_concurrency
+  tsan_tests=(test_concurrency test_stream)
+  cmake --build --preset tsan --target "${tsan_tests[@]}"
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/sanitizer/tsan.supp"
-  echo "== TSan: test_concurrency (built in ${SECONDS}s)"
-  build-tsan/tests/cpp/test_concurrency
+  for t in "${tsan_tests[@]}"; do
+    echo "== TSan: $t (${SECONDS}s so far)"
+    "build-tsan/tests/cpp/$t"
+  done
   echo "== TSan: passed, ${SECONDS}s in all"
   exit 0
 fi

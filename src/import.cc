@@ -12,9 +12,9 @@
 #include "ortdlpack/placement.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
-#include "ortdlpack/stream.h"
 #include "ortdlpack/transfer.h"
 #include "python_adapters.h"
+#include "stream_order.h"
 #include "strided_copy.h"
 
 namespace ortdlpack {

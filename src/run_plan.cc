@@ -9,8 +9,8 @@
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/placement.h"
-#include "ortdlpack/stream.h"
 #include "ortdlpack/transfer.h"
+#include "stream_order.h"
 
 namespace ortdlpack {
 namespace {

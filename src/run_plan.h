@@ -19,7 +19,7 @@
 #include "ortdlpack/error.h"
 #include "ortdlpack/session.h"
 #include "ortdlpack/tensor.h"
-#include "ortdlpack/stream.h"
+#include "stream_order.h"
 
 namespace ortdlpack {
 

@@ -12,8 +12,8 @@
 #include "ortdlpack/ep.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/handle.h"
-#include "ortdlpack/stream.h"
 #include "run_plan.h"
+#include "stream_order.h"
 
 namespace ortdlpack {
 namespace {

@@ -1,6 +1,7 @@
 #include "ortdlpack/transfer.h"
 
 #include <cstring>
+#include <memory>
 #include <string>
 
 #include "ep_library.h"
@@ -9,7 +10,7 @@
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
-#include "ortdlpack/stream.h"
+#include "stream_order.h"
 
 namespace ortdlpack {
 namespace {
@@ -25,36 +26,55 @@ void check_pair(const Tensor& src, const Tensor& dst, size_t i) {
   }
 }
 
-// CopyTensors takes one source and one destination memory per call: run one call per (src, dst) memory pair.
-void copy_through_env(const std::vector<const OrtValue*>& src, const std::vector<OrtValue*>& dst,
-                      const std::vector<const OrtMemoryInfo*>& src_mem, const std::vector<const OrtMemoryInfo*>& dst_mem,
-                      OrtSyncStream* stream) {
-  std::vector<bool> done(src.size(), false);
+// CopyTensors takes one source and one destination memory per call: run one call per (src, dst) memory pair, over
+// the pairs `env_pairs` of src/dst.
+void copy_through_env(const std::vector<Tensor>& src, const std::vector<Tensor>& dst,
+                      const std::vector<size_t>& env_pairs, OrtSyncStream* stream) {
+  std::vector<bool> done(env_pairs.size(), false);
   std::vector<const OrtValue*> batch_src;
   std::vector<OrtValue*> batch_dst;
-  for (size_t head = 0; head < src.size(); ++head) {
+  std::vector<size_t> batch;  // its pairs
+  for (size_t head = 0; head < env_pairs.size(); ++head) {
     if (done[head]) continue;
+    const OrtMemoryInfo* src_mem = src[env_pairs[head]].memory_info();
+    const OrtMemoryInfo* dst_mem = dst[env_pairs[head]].memory_info();
     batch_src.clear();
     batch_dst.clear();
-    for (size_t i = head; i < src.size(); ++i) {
-      if (done[i] || !detail::same_memory(src_mem[i], src_mem[head]) || !detail::same_memory(dst_mem[i], dst_mem[head])) {
+    batch.clear();
+    for (size_t i = head; i < env_pairs.size(); ++i) {
+      const size_t k = env_pairs[i];
+      if (done[i] || !detail::same_memory(src[k].memory_info(), src_mem) ||
+          !detail::same_memory(dst[k].memory_info(), dst_mem)) {
         continue;
       }
-      batch_src.push_back(src[i]);
-      batch_dst.push_back(dst[i]);
+      batch_src.push_back(src[k].ort_value());
+      batch_dst.push_back(dst[k].ort_value());
+      batch.push_back(k);
       done[i] = true;
     }
-    // On ortdlpack's stream of the device (stream.h): after the producers' and ortdlpack's pending work there, and
-    // complete on return when the destination is host memory.
     // The EPs serving both memories are registered first (the explicit step, ep_library.h).
-    detail::ensure_ep_for(src_mem[head]);
-    detail::ensure_ep_for(dst_mem[head]);
+    detail::ensure_ep_for(src_mem);
+    detail::ensure_ep_for(dst_mem);
+    // On ortdlpack's stream of the device (stream_order.h): after the producers' and ortdlpack's pending work there,
+    // and complete on return when the destination is host memory.
     OrtStatus* status = nullptr;
-    ordered_copy(src_mem[head], dst_mem[head], stream, [&](OrtSyncStream* used) {
+    const QueuedCopy queued = ordered_copy(src_mem, dst_mem, stream, [&](OrtSyncStream* used) {
       status = ort().CopyTensors(env(), batch_src.data(), batch_dst.data(), used, batch_src.size());
+      return status == nullptr;
     });
-    detail::check(status, "copy from " + describe_memory(src_mem[head]) + " to " + describe_memory(dst_mem[head]) +
-                              " failed");
+    detail::check(status, "copy from " + describe_memory(src_mem) + " to " + describe_memory(dst_mem) + " failed");
+    // A copy left queued keeps its device sources alive until it ran (stream_order.h). A host source was read when
+    // the copy was enqueued (pageable memory is staged then, as CUDA does; pinned sources complete on return), and a
+    // destination is the caller's: the EP orders a free of device memory after the device's use of it (cudaFree,
+    // the virtual device).
+    if (!queued || src[batch.front()].host_accessible()) continue;
+    auto sources = std::make_shared<std::vector<Tensor>>();
+    size_t bytes = 0;
+    for (size_t k : batch) {
+      sources->push_back(src[k]);
+      bytes += src[k].byte_size();
+    }
+    keep_until_done(queued, std::move(sources), bytes);
   }
 }
 
@@ -112,25 +132,13 @@ void copy(const std::vector<Tensor>& src, const std::vector<Tensor>& dst, OrtSyn
   }
   // Every pair is validated before anything is written: a bad pair must not leave earlier destinations copied.
   for (size_t i = 0; i < src.size(); ++i) check_pair(src[i], dst[i], i);
-  std::vector<const OrtValue*> env_src;
-  std::vector<OrtValue*> env_dst;
-  std::vector<const OrtMemoryInfo*> src_mem, dst_mem;
-  std::vector<size_t> host_pairs;
+  std::vector<size_t> env_pairs, host_pairs;
   for (size_t i = 0; i < src.size(); ++i) {
-    const OrtMemoryInfo* sm = src[i].memory_info();
-    const OrtMemoryInfo* dm = dst[i].memory_info();
-    if (src[i].host_accessible() && dst[i].host_accessible()) {
-      host_pairs.push_back(i);
-      continue;
-    }
-    env_src.push_back(src[i].ort_value());
-    env_dst.push_back(dst[i].ort_value());
-    src_mem.push_back(sm);
-    dst_mem.push_back(dm);
+    (src[i].host_accessible() && dst[i].host_accessible() ? host_pairs : env_pairs).push_back(i);
   }
   // The transfers that can fail (no data transfer for a pair, a device error) go first, so that such a failure
   // leaves the host destinations untouched.
-  if (!env_src.empty()) copy_through_env(env_src, env_dst, src_mem, dst_mem, stream);
+  if (!env_pairs.empty()) copy_through_env(src, dst, env_pairs, stream);
   // ORT has no host-to-host data transfer.
   for (size_t i : host_pairs) {
     const size_t bytes = src[i].byte_size();

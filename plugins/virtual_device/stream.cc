@@ -15,6 +15,13 @@
 namespace ortdlpack::vd {
 namespace {
 
+// Whether ortdlpack_ep_stream_launch_host_func accepts work (ortdlpack_vd_set_host_funcs): off, the device behaves
+// like an EP that exports only the first two functions of the convention.
+std::atomic<bool>& HostFuncs() noexcept {
+  static std::atomic<bool> enabled{true};
+  return enabled;
+}
+
 // Default 1 ms: long enough that a consumer that does not wait reads stale memory every time, short enough for
 // test suites that copy thousands of tensors. Read once from ORTDLPACK_VD_STREAM_DELAY_US.
 std::atomic<uint64_t>& Delay() noexcept {
@@ -192,6 +199,14 @@ bool VdStream::EnqueueWait(std::shared_ptr<VdEvent> event) noexcept {
   return true;
 }
 
+bool VdStream::EnqueueHostFunc(void (*fn)(void*), void* user_data) noexcept {
+  if (fn == nullptr) return false;
+  Task t(Task::Kind::kHostFunc);
+  t.fn = fn;
+  t.user_data = user_data;
+  return Enqueue(std::move(t));
+}
+
 bool VdStream::Pause() noexcept {
   std::shared_ptr<VdEvent> gate;
   try {
@@ -287,9 +302,17 @@ void VdStream::Run() noexcept {
 
 void VdStream::Execute(Task& task) noexcept {
   switch (task.kind) {
-    case Task::Kind::kSignal: task.event->Signal(); return;
-    case Task::Kind::kWait: task.event->WaitHost(); return;
-    case Task::Kind::kCopy: break;
+    case Task::Kind::kSignal:
+      task.event->Signal();
+      return;
+    case Task::Kind::kWait:
+      task.event->WaitHost();
+      return;
+    case Task::Kind::kHostFunc:
+      task.fn(task.user_data);
+      return;
+    case Task::Kind::kCopy:
+      break;
   }
   if (task.duration_us != 0) std::this_thread::sleep_for(std::chrono::microseconds(task.duration_us));
   const void* src = task.src_dev ? task.src : task.staged.data();
@@ -386,10 +409,26 @@ ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_resume(void* stream) {
   return s != nullptr && s->Resume() ? 0 : -1;
 }
 
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_launch_host_func(void* stream, void (*fn)(void*), void* user_data) {
+  VdStream* s = VdStream::FromHandle(stream);
+  return s != nullptr && s->EnqueueHostFunc(fn, user_data) ? 0 : -1;
+}
+
+ORTDLPACK_VD_EXPORT void ortdlpack_vd_set_host_funcs(int enabled) {
+  ortdlpack::vd::HostFuncs().store(enabled != 0, std::memory_order_relaxed);
+}
+
+ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_launch_host_func(void* stream, void (*fn)(void*), void* user_data) {
+  if (!ortdlpack::vd::HostFuncs().load(std::memory_order_relaxed)) return -1;
+  return ortdlpack_vd_stream_launch_host_func(stream, fn, user_data);
+}
+
 ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_wait(void* waiter, void* producer) {
   return ortdlpack_vd_stream_wait(waiter, producer);
 }
 
-ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_synchronize(void* stream) { return ortdlpack_vd_stream_synchronize(stream); }
+ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_synchronize(void* stream) {
+  return ortdlpack_vd_stream_synchronize(stream);
+}
 
 }  // extern "C"

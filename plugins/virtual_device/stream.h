@@ -1,10 +1,11 @@
 // Asynchronous in-order streams of the virtual device (OrtEpFactory::CreateSyncStreamForDevice, and producer
 // streams made through the C test ABI): each VdStream is a FIFO queue executed by its own worker thread, like a
-// GPU stream. Work enqueued on a stream (a copy, a write, a wait for another stream's event) completes later, in
-// submission order, each copy taking `delay` of device time (ortdlpack_vd_set_stream_delay_us /
-// ORTDLPACK_VD_STREAM_DELAY_US), so more queued work finishes later, as on a GPU. Work with no stream is synchronous (done on the calling thread, ordered after
-// nothing). The native handle (OrtApi::SyncStream_GetHandle) is the VdStream itself; the C ABI takes it back and
-// checks it against the registry of live streams, so a stale or foreign handle is an error, never a crash.
+// GPU stream. Work enqueued on a stream (a copy, a write, a wait for another stream's event, a host function)
+// completes later, in submission order, each copy taking `delay` of device time (ortdlpack_vd_set_stream_delay_us /
+// ORTDLPACK_VD_STREAM_DELAY_US), so more queued work finishes later, as on a GPU. Work with no stream is synchronous
+// (done on the calling thread, ordered after nothing). The native handle (OrtApi::SyncStream_GetHandle) is the
+// VdStream itself; the C ABI takes it back and checks it against the registry of live streams, so a stale or
+// foreign handle is an error, never a crash.
 #pragma once
 
 #include <condition_variable>
@@ -56,6 +57,8 @@ class VdStream : public OrtSyncStreamImpl {
   // Enqueue: signal `event` when reached / block this stream until `event` is signalled.
   bool EnqueueSignal(std::shared_ptr<VdEvent> event) noexcept;
   bool EnqueueWait(std::shared_ptr<VdEvent> event) noexcept;
+  // Enqueue: call fn(user_data) on the worker when reached (after everything enqueued before it has run), once.
+  bool EnqueueHostFunc(void (*fn)(void*), void* user_data) noexcept;
   // Gates for deterministic tests: Pause enqueues a closed gate (the stream stops there), Resume opens the oldest
   // gate still closed. Resume returns false when no gate is closed.
   bool Pause() noexcept;
@@ -73,7 +76,7 @@ class VdStream : public OrtSyncStreamImpl {
 
  private:
   struct Task {
-    enum class Kind { kCopy, kSignal, kWait };
+    enum class Kind { kCopy, kSignal, kWait, kHostFunc };
     explicit Task(Kind k) : kind(k) {}
     Kind kind;
     void* dst = nullptr;
@@ -83,7 +86,9 @@ class VdStream : public OrtSyncStreamImpl {
     std::size_t n = 0;
     std::vector<char> staged;  // snapshot of a host source
     std::shared_ptr<VdEvent> event;
-    uint64_t duration_us = 0;  // how long the copy takes on the device (the delay when it was enqueued)
+    uint64_t duration_us = 0;     // how long the copy takes on the device (the delay when it was enqueued)
+    void (*fn)(void*) = nullptr;  // kHostFunc
+    void* user_data = nullptr;
   };
 
   VdStream(const OrtApi* api, const OrtEpApi* ep_api, uint32_t device_id) noexcept;
@@ -104,10 +109,10 @@ class VdStream : public OrtSyncStreamImpl {
   const OrtEpApi* ep_api_;
   uint32_t device_id_;
   std::mutex m_;
-  std::condition_variable cv_;       // queue changed / a task completed
+  std::condition_variable cv_;  // queue changed / a task completed
   std::deque<Task> queue_;
-  const Task* running_ = nullptr;
-  std::deque<std::shared_ptr<VdEvent>> gates_;  // closed gates, oldest first  // the task the worker is executing (outside the queue)
+  const Task* running_ = nullptr;               // the task the worker is executing (outside the queue)
+  std::deque<std::shared_ptr<VdEvent>> gates_;  // closed gates, oldest first
   uint64_t submitted_ = 0, completed_ = 0;
   bool stop_ = false;
   std::string error_;

@@ -168,7 +168,9 @@ TEST_F(FailureInjection, ImportWithCopyAlwaysOnDevice) {
                                    try {
                                      Imported in = from_dlpack(m, ImportOptions{CopyMode::kAlways});
                                      EXPECT_TRUE(in.copied);
-                                     EXPECT_EQ(on0.use_count(), shares - 1) << "the deleter ran at once";
+                                     // The copy keeps its source until it ran (docs/streams.md rule 2).
+                                     synchronize(device(0));
+                                     EXPECT_EQ(on0.use_count(), shares - 1) << "the deleter ran once the copy ran";
                                      ++deleter_runs;
                                      return std::vector<Tensor>{in.tensor};
                                    } catch (const Error&) {

@@ -4,6 +4,9 @@
 // the zeros of fresh device memory. Each copy on a virtual-device stream takes kDelayUs of device time.
 #include <gtest/gtest.h>
 
+#include <atomic>
+#include <chrono>
+#include <thread>
 #include <vector>
 
 #include "async_producer.h"
@@ -79,6 +82,204 @@ TEST_F(StreamOrdering, CopyToTheOtherDeviceSeesTheProducersWrite) {
   const Tensor x = import_pending(producer, buffer, iota(64, 3.0f));
   const Tensor on1 = to(x, vd.memory(1));
   EXPECT_EQ(read(on1), iota(64, 3.0f));
+}
+
+// --- a queued copy keeps its source (docs/streams.md rule 2) -------------------------------------------------------
+// The producer reuses memory once its deleter ran (async_producer.h). ortdlpack's stream is held behind a gate, so
+// its copy is queued, not run, until the test opens it after everything the producer queued (its reuse of a
+// released tensor included) has landed: the copy reads the producer's values only if the source was kept until the
+// copy ran. Deterministic: no timing decides it.
+
+std::vector<float> filled(size_t n, float v) { return std::vector<float>(n, v); }
+
+TEST_F(StreamOrdering, ImportWithCopyKeepsTheProducersTensorUntilTheCopyRan) {
+  test::AsyncProducer producer(abi, 0);
+  const Tensor buffer = device_tensor(0, 64);
+  producer.write(buffer, iota(64, 1.0f));
+  const uintptr_t ours = consumer_stream(buffer.device());
+  test::Gate gate(abi, reinterpret_cast<void*>(ours));
+  const uint64_t syncs = vd.counters().host_syncs;
+  const Imported x =
+      from_dlpack(producer.export_reusing(buffer, ours, filled(64, -1.0f)), ImportOptions{CopyMode::kAlways});
+  ASSERT_TRUE(x.copied);
+  EXPECT_EQ(vd.counters().host_syncs, syncs) << "the copy is left queued: no host wait";
+  EXPECT_EQ(producer.releases(), 0) << "the producer's tensor was released while ortdlpack's copy of it was queued";
+  producer.synchronize();
+  gate.open();
+  EXPECT_EQ(read(x.tensor), iota(64, 1.0f));
+  EXPECT_EQ(producer.releases(), 1) << "released once, when the host wait of read() saw the copy complete";
+  EXPECT_FALSE(gate.timed_out()) << "something waited on the host behind ortdlpack's queued copy";
+}
+
+TEST_F(StreamOrdering, CopyOfATensorReleasedAtOnceReadsItsContents) {
+  test::AsyncProducer producer(abi, 0);
+  const Tensor buffer = device_tensor(0, 64);
+  producer.write(buffer, iota(64, 2.0f));
+  const uintptr_t ours = consumer_stream(buffer.device());
+  test::Gate gate(abi, reinterpret_cast<void*>(ours));
+  Tensor copy;
+  {
+    const Imported view = from_dlpack(producer.export_reusing(buffer, ours, filled(64, -1.0f)));  // zero-copy
+    ASSERT_FALSE(view.copied);
+    copy = to(view.tensor, vd.memory(0));
+  }  // the only Tensor over the producer's memory is gone: its deleter may run only once the copy has run
+  EXPECT_EQ(producer.releases(), 0) << "the source of a queued copy was released";
+  producer.synchronize();
+  gate.open();
+  EXPECT_EQ(read(copy), iota(64, 2.0f));
+  EXPECT_EQ(producer.releases(), 1);
+  EXPECT_FALSE(gate.timed_out());
+}
+
+// When the kept source is released: at ortdlpack's next call on the device once the device ran the copy (the EP's
+// host function told it, stream convention), or, from an EP without host functions, at ortdlpack's next host wait
+// of the stream. The test waits for ortdlpack's stream through the virtual device itself, so ortdlpack learns
+// nothing from that wait.
+TEST_F(StreamOrdering, AKeptSourceIsReleasedAtTheNextCallOnceTheDeviceRanTheCopy) {
+  for (const bool host_funcs : {true, false}) {
+    SCOPED_TRACE(host_funcs ? "the EP runs host functions" : "an EP without host functions");
+    abi.set_host_funcs(host_funcs ? 1 : 0);
+    test::AsyncProducer producer(abi, 0);
+    const Tensor buffer = device_tensor(0, 16);
+    producer.write(buffer, iota(16, 1.0f));
+    const uintptr_t ours = consumer_stream(buffer.device());
+    const Imported x = [&] {
+      test::Gate gate(abi, reinterpret_cast<void*>(ours));
+      const Imported in =
+          from_dlpack(producer.export_reusing(buffer, ours, filled(16, -1.0f)), ImportOptions{CopyMode::kAlways});
+      EXPECT_EQ(producer.releases(), 0);
+      return in;
+    }();
+    ASSERT_EQ(abi.synchronize(reinterpret_cast<void*>(ours)), 0);  // the copy ran; ortdlpack was not told by a wait
+    const uint64_t syncs = vd.counters().host_syncs;
+    EXPECT_NE(device_stream(vd.memory(0)), nullptr);  // any call on the device
+    EXPECT_EQ(producer.releases(), host_funcs ? 1 : 0);
+    EXPECT_EQ(vd.counters().host_syncs, syncs) << "no host wait for that";
+    synchronize(vd.memory(0));
+    EXPECT_EQ(producer.releases(), 1) << "a host wait of the stream releases what it kept";
+    EXPECT_EQ(read(x.tensor), iota(16, 1.0f));
+  }
+  abi.set_host_funcs(1);
+}
+
+// The bound on what a device stream keeps (DeviceStream::kMaxKept = 1024 sources, kMaxKeptBytes = 64 MiB; one source
+// alone is kept whatever its size): one more makes the host wait, and the wait releases them all. Without host
+// functions, so that nothing is released before a host wait.
+TEST_F(StreamOrdering, KeptSourcesAreBoundedByAHostWait) {
+  constexpr int kBound = 1024;
+  abi.set_delay_us(0);  // (no timing decides anything here)
+  abi.set_host_funcs(0);
+  test::AsyncProducer producer(abi, 0);
+  const Tensor buffer = device_tensor(0, 4);
+  producer.write(buffer, iota(4, 1.0f));
+  std::vector<Tensor> copies;
+  const uint64_t syncs = vd.counters().host_syncs;
+  const auto import_copy = [&] {
+    const uintptr_t ours = consumer_stream(buffer.device());
+    copies.push_back(
+        from_dlpack(producer.export_reusing(buffer, ours, iota(4, 1.0f)), ImportOptions{CopyMode::kAlways}).tensor);
+  };
+  for (int i = 0; i < kBound; ++i) import_copy();
+  EXPECT_EQ(producer.releases(), 0);
+  EXPECT_EQ(vd.counters().host_syncs, syncs);
+  import_copy();
+  EXPECT_EQ(producer.releases(), kBound + 1);
+  EXPECT_EQ(vd.counters().host_syncs, syncs + 1);
+  abi.set_host_funcs(1);
+  producer.synchronize();
+  EXPECT_EQ(read(copies.front()), iota(4, 1.0f));
+  EXPECT_EQ(read(copies.back()), iota(4, 1.0f));
+}
+
+TEST_F(StreamOrdering, KeptBytesAreBoundedByAHostWait) {
+  constexpr size_t kN = (size_t{40} << 20) / sizeof(float);  // 40 MiB: kept alone, not twice
+  abi.set_delay_us(0);
+  abi.set_host_funcs(0);
+  const Tensor source = device_tensor(0, kN);
+  const uint64_t syncs = vd.counters().host_syncs;
+  const Tensor first = to(source, vd.memory(0));
+  EXPECT_EQ(source.use_count(), 2) << "kept by the queued copy";
+  EXPECT_EQ(vd.counters().host_syncs, syncs);
+  const Tensor second = to(source, vd.memory(0));
+  EXPECT_EQ(source.use_count(), 1) << "80 MiB kept: the host waited, and released both";
+  EXPECT_EQ(vd.counters().host_syncs, syncs + 1);
+  abi.set_host_funcs(1);
+}
+
+// --- a host wait in one thread, an export in another (rule 3) ------------------------------------------------------
+// Thread 1 reads x on the host: its host wait on ortdlpack's stream lasts as long as the producer's write is held
+// behind a gate. Thread 2 (the test) exports x to a consumer's stream meanwhile (once the virtual device counts thread
+// 1's host wait): that stream must wait for the producer's write, which thread 1's wait has not seen complete.
+
+TEST_F(StreamOrdering, AHostWaitInAnotherThreadLeavesAnExportOrdered) {
+  test::AsyncProducer producer(abi, 0);
+  test::AsyncProducer consumer(abi, 0);
+  const Tensor buffer = device_tensor(0, 64);
+  std::optional<test::Gate> gate;
+  gate.emplace(abi, producer.stream());
+  const Tensor x = import_pending(producer, buffer, iota(64, 4.0f));
+  const uint64_t syncs = vd.counters().host_syncs;
+  std::vector<float> seen_by_thread_1;
+  std::thread reader([&] { seen_by_thread_1 = read(x); });
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(10);
+  while (vd.counters().host_syncs == syncs && std::chrono::steady_clock::now() < deadline) std::this_thread::yield();
+  ASSERT_GT(vd.counters().host_syncs, syncs) << "thread 1 never waited on the host";
+
+  const uint64_t waits = vd.counters().stream_waits;
+  order_for_consumer(x, static_cast<int64_t>(reinterpret_cast<uintptr_t>(consumer.stream())));
+  const bool ordered = vd.counters().stream_waits > waits;
+  std::vector<float> seen_by_consumer;
+  consumer.read(x, seen_by_consumer);
+  if (!ordered) consumer.synchronize();  // nothing holds the consumer's read: it runs now, before the write lands
+  gate->open();
+  reader.join();
+  consumer.synchronize();
+  EXPECT_TRUE(ordered) << "the consumer's stream was not made to wait: thread 1's host wait counted as done";
+  EXPECT_EQ(seen_by_consumer, iota(64, 4.0f));
+  EXPECT_EQ(seen_by_thread_1, iota(64, 4.0f));
+  EXPECT_FALSE(gate->timed_out());
+}
+
+// The TSan test of the stream state (scripts/sanitize.sh --tsan runs it): threads read on the host, export to their
+// own consumer streams and copy from a producer that reuses released memory, all on one shared tensor with pending
+// work at a time, and check every value.
+TEST_F(StreamOrdering, ThreadsReadExportAndCopyAtOnce) {
+  abi.set_delay_us(200);
+  constexpr int kRounds = 12;
+  constexpr size_t kN = 32;
+  test::AsyncProducer producer(abi, 0);
+  std::atomic<int> failures{0};
+  for (int round = 0; round < kRounds; ++round) {
+    const std::vector<float> values = iota(kN, 100.0f * static_cast<float>(round));
+    const Tensor buffer = device_tensor(0, kN);
+    const Tensor scratch = device_tensor(0, kN);
+    const Tensor x = import_pending(producer, buffer, values);
+    producer.write(scratch, values);
+    const uintptr_t ours = consumer_stream(scratch.device());
+    DLManagedTensorVersioned* reusing = producer.export_reusing(scratch, ours, filled(kN, -1.0f));
+    std::vector<std::thread> threads;
+    for (int t = 0; t < 2; ++t) {
+      threads.emplace_back([&] {
+        if (read(x) != values) failures.fetch_add(1);
+      });
+      threads.emplace_back([&] {
+        test::AsyncProducer own(abi, 0);
+        order_for_consumer(x, static_cast<int64_t>(reinterpret_cast<uintptr_t>(own.stream())));
+        std::vector<float> seen;
+        own.read(x, seen);
+        own.synchronize();
+        if (seen != values) failures.fetch_add(1);
+      });
+    }
+    threads.emplace_back([&] {
+      const Imported c = from_dlpack(reusing, ImportOptions{CopyMode::kAlways});
+      if (read(c.tensor) != values) failures.fetch_add(1);
+    });
+    for (std::thread& t : threads) t.join();
+    producer.synchronize();
+  }
+  EXPECT_EQ(failures.load(), 0);
+  EXPECT_EQ(producer.releases(), kRounds);
 }
 
 TEST_F(StreamOrdering, SessionRunOnAnImportedFeedSeesTheProducersWrite) {

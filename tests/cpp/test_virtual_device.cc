@@ -4,6 +4,7 @@
 #include <dlfcn.h>
 
 #include <algorithm>
+#include <atomic>
 #include <cstdint>
 #include <cstring>
 #include <memory>
@@ -42,6 +43,8 @@ struct CounterAbi {
   decltype(&ortdlpack_vd_stream_synchronize) stream_synchronize = nullptr;
   decltype(&ortdlpack_vd_stream_pause) stream_pause = nullptr;
   decltype(&ortdlpack_vd_stream_resume) stream_resume = nullptr;
+  decltype(&ortdlpack_ep_stream_launch_host_func) launch_host_func = nullptr;
+  decltype(&ortdlpack_vd_set_host_funcs) set_host_funcs = nullptr;
 } g_vd;
 
 OrtdlpackVdCounters Counters() {
@@ -90,9 +93,12 @@ class VdEnvironment : public ::testing::Environment {
     VD_SYM(stream_synchronize, "ortdlpack_vd_stream_synchronize");
     VD_SYM(stream_pause, "ortdlpack_vd_stream_pause");
     VD_SYM(stream_resume, "ortdlpack_vd_stream_resume");
+    VD_SYM(launch_host_func, "ortdlpack_ep_stream_launch_host_func");
+    VD_SYM(set_host_funcs, "ortdlpack_vd_set_host_funcs");
 #undef VD_SYM
     ASSERT_TRUE(g_vd.stream_create && g_vd.stream_destroy && g_vd.stream_write && g_vd.stream_wait &&
-                g_vd.stream_synchronize && g_vd.stream_pause && g_vd.stream_resume);
+                g_vd.stream_synchronize && g_vd.stream_pause && g_vd.stream_resume && g_vd.launch_host_func &&
+                g_vd.set_host_funcs);
     // h is deliberately never closed: the library then stays mapped after UnregisterExecutionProviderLibrary,
     // so the counters stay readable and sanitizer reports at exit can still symbolise its frames.
     ASSERT_TRUE(g_vd.get && g_vd.reset && g_vd.fail_alloc_at && g_vd.fail_copy_at && g_vd.guard_enabled &&
@@ -567,6 +573,32 @@ TEST_F(VirtualDevice, AStreamWaitsForAProducerStream) {
   for (int i = 0; i < 8; ++i) EXPECT_EQ(FloatData(back.get())[i], data[i]);
   EXPECT_EQ(Counters().stream_waits, 1u);
   EXPECT_EQ(g_vd.stream_destroy(producer), 0);
+}
+
+// The optional third function of the stream convention: a host function runs once the work before it has run.
+TEST_F(VirtualDevice, AHostFunctionRunsWhenTheQueueReachesIt) {
+  void* s = g_vd.stream_create(0);
+  ASSERT_NE(s, nullptr);
+  Value dev = NewTensor(SharedAllocator(DeviceInfo(0)), {8});
+  const std::vector<float> data(8, 1.0f);
+  std::atomic<int> calls{0};
+  const auto count = [](void* n) { static_cast<std::atomic<int>*>(n)->fetch_add(1); };
+  ASSERT_EQ(g_vd.stream_pause(s), 0);
+  ASSERT_EQ(g_vd.stream_write(s, FloatData(dev.get()), data.data(), 32), 0);
+  ASSERT_EQ(g_vd.launch_host_func(s, count, &calls), 0);
+  EXPECT_EQ(calls.load(), 0) << "the write before it has not run";
+  ASSERT_EQ(g_vd.stream_resume(s), 0);
+  ASSERT_EQ(g_vd.stream_synchronize(s), 0);
+  EXPECT_EQ(calls.load(), 1);
+  g_vd.set_host_funcs(0);  // an EP with only the two required functions of the convention
+  EXPECT_EQ(g_vd.launch_host_func(s, count, &calls), -1);
+  g_vd.set_host_funcs(1);
+  int not_a_stream = 0;
+  EXPECT_EQ(g_vd.launch_host_func(&not_a_stream, count, &calls), -1);
+  EXPECT_EQ(g_vd.launch_host_func(s, nullptr, &calls), -1);
+  ASSERT_EQ(g_vd.stream_synchronize(s), 0);
+  EXPECT_EQ(calls.load(), 1) << "a refused host function never runs";
+  EXPECT_EQ(g_vd.stream_destroy(s), 0);
 }
 
 TEST_F(VirtualDevice, StreamAbiRejectsHandlesThatAreNotLiveStreams) {

@@ -112,3 +112,48 @@ def test_session_stream_and_the_eps_own_stream_option_conflict(models):
     with pytest.raises(ValueError, match="user_compute_stream"):
         ortdlpack.Session(models["add_tiny"], ep="cuda",
                           ep_options={"device_id": "0", "user_compute_stream": str(s.cuda_stream)}, stream=s.cuda_stream)
+
+
+def test_a_queued_copy_keeps_a_released_torch_tensor_until_it_ran():
+    # torch's caching allocator hands a block to the next tensor of its stream as soon as the DLPack deleter ran.
+    # ortdlpack's copy is queued behind 100 ms of a producer's work (the import of `behind`), so a source released at
+    # once would be overwritten (the fill on torch's stream s) before the copy reads it (issue 17.1).
+    src = torch.arange(1 << 20, dtype=torch.float32, device="cuda")
+    torch.cuda.synchronize()
+    busy, s = torch.cuda.Stream(), torch.cuda.Stream()
+    for _ in range(TRIES):
+        with torch.cuda.stream(busy):
+            torch.cuda._sleep(100_000_000)
+            behind = ortdlpack.from_dlpack(torch.zeros(1, device="cuda"))  # ortdlpack's stream waits for the sleep
+        with torch.cuda.stream(s):
+            c = ortdlpack.from_dlpack(ortdlpack.from_dlpack(src.clone()), copy=True)  # the only reference: the capsule
+            reused = torch.full((1 << 20,), -1.0, device="cuda")  # takes the released block at once, on s
+        np.testing.assert_array_equal(c.numpy(), src.cpu().numpy())
+        del behind, reused
+
+
+@pytest.mark.skipif(torch.cuda.device_count() < 2, reason="needs two CUDA devices")
+def test_a_tensor_on_the_second_gpu_is_ordered_on_the_device_while_gpu_0_is_current():
+    # CUDA records an event only on a stream of the event's device: ortdlpack makes the tensor's device current for
+    # its event (issue 17). A failed device-side wait would fall back to a host wait: the host would then not return
+    # before the producer's 100 ms of work, which is what s.query() tells.
+    src = torch.arange(1 << 20, dtype=torch.float32, device="cuda:1")
+    for _ in range(TRIES):
+        torch.cuda.set_device(0)
+        s = torch.cuda.Stream(device=1)
+        x = torch.zeros_like(src)
+        with torch.cuda.device(1), torch.cuda.stream(s):
+            torch.cuda._sleep(100_000_000)
+            x.copy_(src)
+            t = ortdlpack.from_dlpack(x)  # torch orders its current stream (s) before ortdlpack's stream on cuda:1
+        assert torch.cuda.current_device() == 0
+        consumer = torch.cuda.Stream(device=1)
+        capsule = t.__dlpack__(stream=consumer.cuda_stream)  # device 0 current: the event is made on cuda:1
+        assert not s.query(), "the export waited on the host: the device-side wait on cuda:1 failed"
+        assert torch.cuda.current_device() == 0, "ortdlpack left another device current"
+        with torch.cuda.device(1), torch.cuda.stream(consumer):
+            total = torch.from_dlpack(capsule).sum()
+        consumer.synchronize()
+        assert float(total) == float(src.sum())
+        copied = ortdlpack.from_dlpack(t, copy=True)  # a device copy on cuda:1, queued on ortdlpack's stream
+        np.testing.assert_array_equal(copied.numpy(), src.cpu().numpy())

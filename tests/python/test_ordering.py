@@ -9,6 +9,8 @@ not ordered after ortdlpack's work reads zeros too. So each test fails without t
 from __future__ import annotations
 
 import gc
+import threading
+import time
 
 import numpy as np
 import onnxruntime as ort
@@ -57,6 +59,73 @@ def test_copies(producer, vd):
     np.testing.assert_array_equal(np.asarray(ortdlpack.from_dlpack(x).to("cpu")), data2)
 
 
+# --- a queued copy keeps its source (rule 2) --------------------------------------------------------------------
+# The producer reuses memory once its deleter ran (AsyncProducer.empty(reuse=...)). ortdlpack's stream is held
+# behind a gate, so its copy is queued, not run, until the test opens it after everything the producer queued (its
+# reuse of a released tensor included) has landed: the copy reads the producer's values only if the source was kept
+# until the copy ran. Deterministic: no timing decides it.
+
+
+@pytest.mark.parametrize("source", ["producer", "temporary ortdlpack.Tensor"])
+def test_a_queued_copy_keeps_its_source_until_it_ran(producer, counters, source):
+    data = np.arange(64, dtype=np.float32) + 7
+    x = producer.empty((64,), reuse=np.full(64, -1, np.float32))
+    producer.write(x, data)
+    ours = producer.ortdlpack_stream()
+    with producer.gate(ours) as gate:
+        syncs = counters()["host_syncs"]
+        if source == "producer":
+            c = ortdlpack.from_dlpack(x, copy=True)  # ortdlpack copies (a 2022 producer does not)
+        else:
+            c = ortdlpack.from_dlpack(ortdlpack.from_dlpack(x), copy=True)  # the zero-copy import is dropped at once
+        assert counters()["host_syncs"] == syncs, "the copy is left queued: no host wait"
+        released_early = producer.releases
+        producer.synchronize()
+    assert released_early == 0, "the producer's tensor was released while ortdlpack's copy of it was queued"
+    np.testing.assert_array_equal(c.numpy(), data)
+    assert producer.releases == 1, "released once, when the host wait of numpy() saw the copy complete"
+    assert not gate.timed_out, "something waited on the host behind ortdlpack's queued copy"
+
+
+# --- a host wait in one thread, an export in another (rule 3) ---------------------------------------------------
+# A thread reads t on the host (numpy()): its host wait on ortdlpack's stream lasts as long as the producer's write
+# is held behind a gate. The test exports t to a consumer's stream meanwhile (once the virtual device counts the
+# thread's host wait): that stream must wait for the producer's write, which the thread's wait has not seen complete.
+
+
+def test_a_host_wait_in_another_thread_leaves_an_export_ordered(producer, vd, counters):
+    _, devices = vd
+    data = np.arange(64, dtype=np.float32) + 9
+    x = producer.empty((64,))
+    consumer = AsyncProducer(devices[0])
+    try:
+        with producer.gate() as gate:
+            producer.write(x, data)
+            t = ortdlpack.from_dlpack(x)
+            syncs = counters()["host_syncs"]
+            seen = {}
+            reader = threading.Thread(target=lambda: seen.update(host=t.numpy()))
+            reader.start()
+            deadline = time.monotonic() + 10
+            while counters()["host_syncs"] == syncs and time.monotonic() < deadline:
+                time.sleep(0.001)
+            assert counters()["host_syncs"] > syncs, "the thread never waited on the host"
+            waits = counters()["stream_waits"]
+            t.__dlpack__(stream=consumer.stream, max_version=(1, 0))  # the capsule itself is dropped at once
+            ordered = counters()["stream_waits"] > waits
+            out = consumer.read_async(t)
+            if not ordered:
+                consumer.synchronize()  # nothing holds the consumer's read: it runs now, before the write lands
+        reader.join()
+        consumer.synchronize()
+    finally:
+        consumer.close()
+    assert ordered, "the consumer's stream was not made to wait: the other thread's host wait counted as done"
+    np.testing.assert_array_equal(out, data)
+    np.testing.assert_array_equal(seen["host"], data)
+    assert not gate.timed_out
+
+
 def test_export_to_a_consumer_on_another_stream(producer, vd):
     _, devices = vd
     data = np.arange(32, dtype=np.float32) + 5
@@ -70,6 +139,9 @@ def test_export_to_a_consumer_on_another_stream(producer, vd):
         capsule = t.__dlpack__(stream=consumer.stream, max_version=(1, 0))  # consumer's stream waits for ortdlpack's
         del capsule
         np.testing.assert_array_equal(consumer.read(t), data)
+        # ortdlpack kept the source of its queued copy (`first`) until the copy ran: released at its next call on
+        # the device, this host wait.
+        np.testing.assert_array_equal(t.numpy(), data)
     finally:
         consumer.close()
 

@@ -143,12 +143,25 @@ ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_synchronize(void* stream);
 ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_pause(void* stream);
 ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_resume(void* stream);
 
+/* Enqueue on `stream`: call fn(user_data) once, on the stream's worker thread, when everything enqueued before it has
+ * run (like cudaLaunchHostFunc). */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_launch_host_func(void* stream, void (*fn)(void*), void* user_data);
+
+/* 0: ortdlpack_ep_stream_launch_host_func refuses (returns -1), as from an EP that exports only the two required
+ * functions of the convention; nonzero (the default): it enqueues. Tests of ortdlpack's fallback. */
+ORTDLPACK_VD_EXPORT void ortdlpack_vd_set_host_funcs(int enabled);
+
 /* ---- The ortdlpack stream convention for EP libraries (README, "Streams") ------------------------------------
- * Plugin EP libraries may export these two functions, taking the native handles their OrtSyncStreams return; the
+ * Plugin EP libraries may export these functions, taking the native handles their OrtSyncStreams return; the
  * public ORT C API has no way to wait for an OrtSyncStream, so this is how ortdlpack orders work across streams.
- * Return 0 on success, nonzero on failure. The virtual device exports them (same as the two functions above). */
+ * Return 0 on success, nonzero on failure. The first two are required; the third is optional (ortdlpack then learns
+ * that queued work completed only when it waits for the stream on the host). The virtual device exports all three
+ * (the same as ortdlpack_vd_stream_wait / _synchronize / _launch_host_func above). */
 ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_wait(void* waiter, void* producer);
 ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_synchronize(void* stream);
+/* Calls fn(user_data) exactly once, on any thread, once everything enqueued on `stream` before the call has
+ * completed, when it returns 0 (never when it returns nonzero). fn must not block nor call into the EP. */
+ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_launch_host_func(void* stream, void (*fn)(void*), void* user_data);
 
 #ifdef __cplusplus
 }  /* extern "C" */
