@@ -48,6 +48,7 @@ namespace ortdlpack {
 struct IoInfo {
   std::string name;
   bool is_tensor = false;  // false for sequences/maps/optionals, which ortdlpack cannot bind
+  std::string onnx_type;   // the type as ONNX spells it: "tensor(float)", "seq(tensor(int64))", "map(string,...)"
   ONNXTensorElementDataType element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   std::vector<int64_t> shape;             // -1 for a dynamic dimension
   std::vector<std::string> dim_names;     // the symbolic name of each dynamic dimension ("" when unnamed)
