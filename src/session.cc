@@ -173,7 +173,7 @@ struct Created {
   Created(const SessionConfig& config, Create create) {
     const OrtApi& api = ort();
     OrtSessionOptions* raw = nullptr;
-    check(api.CreateSessionOptions(&raw));
+    check(config.base != nullptr ? api.CloneSessionOptions(config.base, &raw) : api.CreateSessionOptions(&raw));
     const Owned<OrtSessionOptions> options(raw);
     apply_settings(config, raw);
     append_providers(config, raw);

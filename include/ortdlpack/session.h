@@ -79,6 +79,12 @@ struct Provider {
 // called: Error(kInvalidArgument) naming the field for a value out of range, and for a setting ORT's C API cannot
 // make (so nothing a caller set is ever dropped).
 struct SessionConfig {
+  // Options to start from: a copy of them (CloneSessionOptions) keeps everything set on them, whatever call set it
+  // (config entries, free dimension overrides, initializers, custom op libraries, ...); the fields below are applied
+  // on top, and the providers appended after any the base already has. NULL: ORT's defaults. Only read during the
+  // constructor; what the base refers to (an initializer's memory, a custom op library) must outlive the session.
+  const OrtSessionOptions* base = nullptr;
+
   // Threads: 0 is ORT's default (one per physical core for intra-op); negative values are refused.
   std::optional<int> intra_op_num_threads;   // SetIntraOpNumThreads
   std::optional<int> inter_op_num_threads;   // SetInterOpNumThreads

@@ -415,6 +415,28 @@ TEST(SessionConfigTest, EverySettingReachesOrt) {
   EXPECT_EQ(s.end_profiling(), "");  // not enabled: no profile
 }
 
+TEST(SessionConfigTest, BaseOptionsAreKeptAndTheFieldsApplyOnTop) {
+  ortdlpack::test::IdentityModel spec;
+  spec.dim_param = "N";
+  const std::string model = ortdlpack::test::model_bytes(spec);
+  OrtSessionOptions* raw = nullptr;
+  ortdlpack::check(g_api->CreateSessionOptions(&raw));
+  const ortdlpack::Owned<OrtSessionOptions> base(raw);
+  ortdlpack::check(g_api->AddFreeDimensionOverrideByName(raw, "N", 4));  // no getter exists: only a copy keeps it
+  ortdlpack::SessionConfig c;
+  c.base = raw;
+  c.intra_op_num_threads = 1;
+  ortdlpack::Session s(model.data(), model.size(), c);
+  EXPECT_EQ(s.inputs()[0].shape, (std::vector<int64_t>{4}));
+  ortdlpack::Session unfixed(model.data(), model.size(), {});
+  EXPECT_EQ(unfixed.inputs()[0].shape, (std::vector<int64_t>{-1}));
+  c.entries = {{"session.use_env_allocators", "1"}};  // applied to the copy, not to the base
+  ortdlpack::Session t(model.data(), model.size(), c);
+  int has = 1;
+  ortdlpack::check(g_api->HasSessionConfigEntry(raw, "session.use_env_allocators", &has));
+  EXPECT_EQ(has, 0);
+}
+
 TEST(SessionConfigTest, FreeDimensionByDenotation) {
   ortdlpack::test::IdentityModel spec;
   spec.dim_param = "batch";
