@@ -182,7 +182,8 @@ struct Created {
     session = Owned<OrtSession>(session_raw);
   }
 
-  // Appends every provider in order (a trailing CPU EP without options is ORT's own fallback: nothing to append).
+  // Appends every provider in order, the CPU EP too when listed (as onnxruntime does: ORT then sees it was asked for,
+  // e.g. against session.disable_cpu_ep_fallback); when it is not listed it is ORT's implicit fallback, last.
   void append_providers(const SessionConfig& config, OrtSessionOptions* options) {
     const std::vector<Provider> wanted = providers_of(config);
     size_t device_eps = 0;  // providers besides the CPU EP
@@ -192,15 +193,14 @@ struct Created {
                              : "a stream belongs to one EP's device, and providers lists " +
                                    std::to_string(device_eps) + " besides the CPU EP");
     }
-    for (size_t i = 0; i < wanted.size(); ++i) {
-      const std::string ep = ensure_ep(wanted[i].name);  // "" refused there
+    for (const Provider& p : wanted) {
+      const std::string ep = ensure_ep(p.name);  // "" refused there
       for (const std::string& listed : providers) {
         if (listed == ep) refuse("provider '" + ep + "' is listed twice");
       }
       providers.push_back(ep);
-      if (ep == kCpuEp && i + 1 == wanted.size() && wanted[i].options.empty()) break;
-      std::vector<const OrtEpDevice*> devices = detail::select_ep_devices(ep, wanted[i].options);
-      std::vector<std::pair<std::string, std::string>> ep_options = wanted[i].options;
+      std::vector<const OrtEpDevice*> devices = detail::select_ep_devices(ep, p.options);
+      std::vector<std::pair<std::string, std::string>> ep_options = p.options;
       if (config.stream && ep != kCpuEp) stream = caller_stream(config, ep, devices, ep_options);
       std::vector<const char*> keys, values;
       for (const auto& [key, value] : ep_options) {
@@ -211,12 +211,10 @@ struct Created {
                                                            values.data(), keys.size()));
       ep_devices.insert(ep_devices.end(), devices.begin(), devices.end());
     }
-    if (providers.empty() || providers.back() != kCpuEp) {
-      for (const std::string& listed : providers) {
-        if (listed == kCpuEp) return;  // appended before another EP: listed where it was
-      }
-      providers.push_back(kCpuEp);
+    for (const std::string& listed : providers) {
+      if (listed == kCpuEp) return;  // listed where it was appended
     }
+    providers.push_back(kCpuEp);
   }
 
   Owned<OrtSession> session;

@@ -121,10 +121,10 @@ struct SessionConfig {
   // Session config entries ("session.intra_op.allow_spinning" -> "0", ...): AddSessionConfigEntry.
   std::vector<std::pair<std::string, std::string>> entries;
 
-  // The execution providers, in priority order (SessionOptionsAppendExecutionProvider_V2 with every EP device of
-  // each, or the one "device_id" picks), ORT's CPU EP the fallback for what none of them runs: a trailing
-  // "CPUExecutionProvider" without options says just that; anywhere else, or with options, it is appended like the
-  // others. A name listed twice and "" are refused. Empty: ORT's CPU EP alone.
+  // The execution providers, in priority order, each appended with SessionOptionsAppendExecutionProvider_V2 (every
+  // EP device of it, or the one "device_id" picks) — "CPUExecutionProvider" too when listed, as onnxruntime does;
+  // when it is not listed, ORT's CPU EP is the implicit fallback for what none of them runs. A name listed twice and
+  // "" are refused. Empty: ORT's CPU EP alone.
   std::vector<Provider> providers;
   // Shorthand for one provider: `providers = {{*ep, ep_options}}` (nullopt or "cpu": ORT's CPU EP). Set `ep` or
   // `providers`, not both; `ep_options` needs `ep`.

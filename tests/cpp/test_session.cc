@@ -520,8 +520,12 @@ TEST(SessionConfigTest, ProvidersAreListedInOrtsNamesCpuLast) {
   c = {};
   c.providers = {{"CPUExecutionProvider", {}}};
   EXPECT_EQ(providers(c), cpu);
-  c.providers = {{"cpu", {{"arena_extend_strategy", "kSameAsRequested"}}}};  // options: appended as an EP
+  c.providers = {{"cpu", {{"arena_extend_strategy", "kSameAsRequested"}}}};
   EXPECT_EQ(providers(c), cpu);
+  // A listed CPU EP is appended, as onnxruntime appends it: ORT then refuses it beside a disabled CPU fallback.
+  c.providers = {{"CPUExecutionProvider", {}}};
+  c.entries = {{"session.disable_cpu_ep_fallback", "1"}};
+  EXPECT_THROW(providers(c), Error);
 }
 
 TEST(SessionConfigTest, ABorrowedSessionListsTheCpuEp) {
