@@ -43,8 +43,9 @@ def _planner(session) -> _Planner:
 
 
 def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, outputs: Mapping | None = None,
-        device=None, run_options=None) -> list:
-    """Runs `session` on `feeds` and returns the outputs as ``ortdlpack.Tensor`` s, in `output_names` order.
+        device=None, run_options=None, output_type: str | None = None) -> list:
+    """Runs `session` on `feeds` and returns the outputs (``ortdlpack.Tensor`` s by default), in `output_names`
+    order.
 
     :param session: an ``onnxruntime.InferenceSession``.
     :param feeds: input name -> DLPack producer, ``onnxruntime.OrtValue`` or ``ortdlpack.Tensor``; every model
@@ -56,16 +57,20 @@ def run(session, feeds: Mapping, output_names: Sequence[str] | None = None, *, o
     :param device: where outputs without a destination are allocated (anything ``ortdlpack.Device`` takes).
         Default: where the session's execution provider produces them.
     :param run_options: an ``onnxruntime.RunOptions``, passed through.
+    :param output_type: what the outputs are made as: ``"ortdlpack"`` (the default: ``ortdlpack.Tensor``),
+        ``"torch"``, ``"numpy"``, ``"cupy"``, ``"jax"``, or ``"like_feeds"`` (the framework of the first feed), each
+        over the output's memory (torch through its C exchange API, numpy through its C API). ``"numpy"`` places the
+        outputs in host memory.
     :raises ValueError: unknown, duplicate or missing names; element type, rank or fixed-dimension mismatch;
         a read-only destination; a device the session cannot produce outputs on.
     :raises BufferError: a destination that would need a copy or that the session cannot write.
     :raises TypeError: a feed that is not a tensor; a `session` that is not an ``onnxruntime.InferenceSession``;
-        `run_options` that are not an ``onnxruntime.RunOptions``.
+        `run_options` that are not an ``onnxruntime.RunOptions``; an `output_type` that is not a str.
     """
     planner = _planner(session)
     if run_options is not None and not isinstance(run_options, RunOptions):
         raise TypeError(f"ortdlpack.run: run_options must be an onnxruntime.RunOptions or None, not {type(run_options).__name__}")
-    plan = planner.run(session, feeds, output_names, outputs, device, run_options)
+    plan = planner.run(session, feeds, output_names, outputs, device, run_options, output_type)
     if type(plan) is list:  # a host-only plan, run with session.run
         return plan
     idle = planner.idle

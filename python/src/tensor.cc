@@ -70,6 +70,12 @@ PyArray_Descr* descr_of(ONNXTensorElementDataType type) {
   return descr;
 }
 
+}  // namespace
+
+nb::object numpy_dtype_of(ONNXTensorElementDataType type) { return nb::borrow(reinterpret_cast<PyObject*>(descr_of(type))); }
+
+namespace {
+
 // Tensor.__array__(dtype=None, copy=None), numpy 2's protocol: copy=False raises (a ValueError) when a copy is
 // needed, for the memory (placement.h) and for the dtype alike.
 nb::object to_numpy(nb::handle self, nb::handle dtype, nb::handle copy) {
