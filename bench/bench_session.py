@@ -8,13 +8,13 @@ the baseline `session.run + numpy`: torch.from_numpy(o) for o in sess.run(None, 
   ortdlpack.run                 ortdlpack.run(sess, {"x": t}, output_type="torch")
   ortdlpack.run, Tensor out     ortdlpack.run(sess, {"x": t}): ortdlpack.Tensors, no torch on the way out
   ortdlpack.run, outputs=       the same into preallocated torch tensors (ORT writes into them)
-  Session.run                   ortdlpack.Session(path).run({"x": t}, output_type="torch") (made and run in C++)
+  Session.run                   ortdlpack.InferenceSession(path, opts).run({"x": t}, output_type="torch") (C++)
   Session.bind().run()          b = session.bind({"x": t}, output_type="torch") once, then b.run() (no planning)
   session.run, numpy only       session.run on a numpy array (no torch on either side)
   run_with_ort_values           OrtValue.from_dlpack(t) -> sess.run_with_ort_values -> torch.from_dlpack
   IOBinding, raw pointers       bind_input/bind_output(..., ptr) on t and preallocated torch tensors (hand-written)
-A second table times the export of one ORT tensor to torch: ortdlpack's (the C exchange path torch's outputs are
-built with) against upstream's torch.from_dlpack(onnxruntime.OrtValue). The last table checks issue 19's targets.
+A second table times the export of one ORT tensor to torch: ortdlpack's Tensor.as_framework("torch") (the C exchange
+path torch outputs are built with) against upstream's torch.from_dlpack(onnxruntime.OrtValue). The last table checks issue 19's targets.
 
 Models: add_tiny (Add on float32[1,100]: pure per-call overhead, one output), three_out_tiny (three outputs of
 float32[1,100]) and big_identity_ish (x + 1 on float32[16,1024,1024]: 64 MiB in, 64 MiB out). Every row of a table
@@ -40,7 +40,6 @@ sys.path.insert(0, os.path.join(ROOT, "scripts"))
 from make_models import make_models  # noqa: E402
 
 import ortdlpack  # noqa: E402
-from ortdlpack._ortdlpack import _exchange  # noqa: E402
 
 BASE = "session.run + numpy"
 
@@ -71,7 +70,7 @@ def ways(sess: ort.InferenceSession, native: ortdlpack.Session, x: torch.Tensor)
     feeds = {in_name: x}
 
     def w_ortdlpack():
-        return [torch.from_dlpack(t) for t in ortdlpack.run(sess, feeds)]
+        return ortdlpack.run(sess, feeds, output_type="torch")
 
     def w_ortdlpack_tensor():
         return ortdlpack.run(sess, feeds)
@@ -81,7 +80,12 @@ def ways(sess: ort.InferenceSession, native: ortdlpack.Session, x: torch.Tensor)
         return list(dst.values())
 
     def w_native():
-        return [torch.from_dlpack(t) for t in native.run(feeds)]
+        return native.run(feeds, output_type="torch")
+
+    binding = native.bind(feeds, output_type="torch")
+
+    def w_bound():
+        return binding.run()
 
     def w_numpy():
         return [torch.from_numpy(o) for o in sess.run(None, {in_name: x.numpy()})]
@@ -107,6 +111,7 @@ def ways(sess: ort.InferenceSession, native: ortdlpack.Session, x: torch.Tensor)
         ("ortdlpack.run, Tensor out", w_ortdlpack_tensor),
         ("ortdlpack.run, outputs=", w_ortdlpack_out),
         ("Session.run", w_native),
+        ("Session.bind().run()", w_bound),
         (BASE, w_numpy),
         ("session.run, numpy only", w_numpy_only),
         ("run_with_ort_values", w_ort_values),
@@ -127,7 +132,7 @@ def export_ways() -> list:
     t = ortdlpack.from_dlpack(a)
     v = ort.OrtValue.ortvalue_from_numpy(a)
     table = [
-        ("ortdlpack: Tensor -> torch", lambda: _exchange(t, torch.Tensor)),
+        ("ortdlpack: Tensor.as_framework('torch')", lambda: t.as_framework("torch")),
         ("upstream: torch.from_dlpack(OrtValue)", lambda: torch.from_dlpack(v)),
         ("ortdlpack: torch.from_dlpack(Tensor)", lambda: torch.from_dlpack(t)),
     ]
@@ -172,8 +177,7 @@ def main(argv=None) -> int:
     labels = []
     for case, path, shape, (number, repeat) in cases:
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-        native = ortdlpack.Session(path, intra_op_num_threads=opts.intra_op_num_threads,
-                                   config={"session.intra_op.allow_spinning": "0"})
+        native = ortdlpack.InferenceSession(path, opts, providers=["CPUExecutionProvider"])  # the same options
         x = torch.rand(shape, dtype=torch.float32)
         table = ways(sess, native, x)
         for (label, _), t in zip(table, timeit([fn for _, fn in table], number, repeat)):
@@ -205,6 +209,8 @@ def main(argv=None) -> int:
         (f"ortdlpack.run, {tiny3}", ratio(tiny3, "ortdlpack.run"), 1.0),
         (f"Session.run, {tiny1}", ratio(tiny1, "Session.run"), 0.6),
         (f"Session.run, {tiny3}", ratio(tiny3, "Session.run"), 0.6),
+        (f"Session.bind().run(), {tiny1}", ratio(tiny1, "Session.bind().run()"), 0.4),
+        (f"Session.bind().run(), {tiny3}", ratio(tiny3, "Session.bind().run()"), 0.4),
         ("ORT -> torch, one tensor", ratio(export_case, export[0][0], export_base), 0.3),
     ]
     print()

@@ -97,7 +97,12 @@ class Tensor:
     @property
     def data_ptr(self) -> int:
         """
-        Address of the first element (a device address for device memory), as an int.
+        Address of the first element (a device address for device memory): an int that can also be called, so t.data_ptr and t.data_ptr() (torch's and onnxruntime OrtValue's spelling) both give it.
+        """
+
+    def as_framework(self, output_type: str) -> object:
+        """
+        This tensor as a 'torch', 'numpy', 'cupy' or 'jax' array over the same memory, made as run()'s output_type makes outputs (torch through its C exchange API; ordered for torch's current stream).
         """
 
     @property

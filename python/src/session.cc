@@ -600,6 +600,10 @@ nb::object results(const Request& r, nb::handle produced, bool bound) {
       t = to_framework(tensor_of_ortvalue(produced[k], out.memory), r.type);
     } else if (r.type == OutputType::kNumpy) {
       t = nb::borrow(produced[k]);  // session.run's own numpy array, which owns ORT's buffer
+    } else if (r.type == OutputType::kTorch) {
+      // torch's own C function for a numpy array: cheaper than an import and an export through the exchange API.
+      static PyObject* const from_numpy = nb::object(nb::module_::import_("torch").attr("from_numpy")).release().ptr();
+      t = nb::borrow(from_numpy)(produced[k]);
     } else {
       t = to_framework(import_any(produced[k], nb::none(), nb::none(), "an output"), r.type);
     }

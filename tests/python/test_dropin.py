@@ -440,3 +440,33 @@ def test_bind_argument_errors(mul):
         mul.bind([X])
     with pytest.raises(TypeError, match="run_options"):
         mul.bind({"X": X}).run(run_options=1)
+
+
+# --- Tensor.as_framework and Tensor.data_ptr ----------------------------------------------------------------------
+
+
+def test_tensor_as_framework_shares_the_memory():
+    torch = pytest.importorskip("torch")
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    t = ortdlpack.from_dlpack(a)
+    x = t.as_framework("torch")
+    assert isinstance(x, torch.Tensor) and x.data_ptr() == a.ctypes.data
+    n = t.as_framework("numpy")
+    assert isinstance(n, np.ndarray) and n.ctypes.data == a.ctypes.data
+    assert t.as_framework("ortdlpack") is t
+    with pytest.raises(ValueError, match="like_feeds"):
+        t.as_framework("like_feeds")
+    with pytest.raises(ValueError, match="output_type 'pandas'"):
+        t.as_framework("pandas")
+    with pytest.raises(TypeError, match="output_type"):
+        t.as_framework(None)
+
+
+def test_data_ptr_is_an_int_and_a_method():
+    a = np.arange(4, dtype=np.float32)
+    t = ortdlpack.from_dlpack(a)
+    assert t.data_ptr == a.ctypes.data  # the property, as before
+    assert t.data_ptr() == a.ctypes.data and type(t.data_ptr()) is int  # torch's and OrtValue's spelling
+    assert isinstance(t.data_ptr, int)
+    with pytest.raises(TypeError):
+        t.data_ptr(1)
