@@ -395,6 +395,16 @@ def test_constructor_argument_errors(models):
         ortdlpack.InferenceSession(path, providers=["NoSuchExecutionProvider"])
     with pytest.raises(ValueError, match="output_type"):
         ortdlpack.InferenceSession(path, output_type="pandas")
+    with pytest.raises(TypeError, match="options of provider 'CPUExecutionProvider'"):
+        ortdlpack.InferenceSession(path, providers=[("CPUExecutionProvider", "fast")])
+    with pytest.raises(TypeError, match=r"\['arena'\]"):
+        ortdlpack.InferenceSession(path, providers=[("CPUExecutionProvider", {"arena": object()})])
+    with pytest.raises(ValueError, match="provider_options needs providers"):
+        ortdlpack.InferenceSession(path, provider_options=[{}])
+    with pytest.raises(ValueError, match="both in providers and in provider_options"):
+        ortdlpack.InferenceSession(path, providers=[("CPUExecutionProvider", {"a": "1"})], provider_options=[{"b": "2"}])
+    # option values as onnxruntime takes them: str, bool, int, float
+    ortdlpack.InferenceSession(path, providers=["CPUExecutionProvider"], provider_options=[{"use_arena": True}])
 
 
 def test_session_options_without_a_c_api_setter_are_honoured(models):
