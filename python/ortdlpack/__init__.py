@@ -56,6 +56,7 @@ from ._ortdlpack import (  # noqa: E402
     as_ortvalue,
     from_dlpack,
     register_device,
+    run,
     unregister_device,
 )
 
@@ -72,7 +73,6 @@ def register_execution_provider_library(name: str, path: str) -> int:
     return _ortdlpack._register_ep_devices()
 
 
-from .session import run  # noqa: E402
 
 # onnxruntime's name for the same class: swap the class, keep the code (docs/python.md, "Coming from onnxruntime").
 InferenceSession = Session

@@ -227,6 +227,28 @@ class Session:
         Plans and binds a run once: the Binding's run() reruns it on the same tensors (contents may change, shapes may not), into the same outputs.
         """
 
+def run(session: onnxruntime.InferenceSession, feeds: object, output_names: object | None = None, *, outputs: object | None = None, device: object | None = None, run_options: object | None = None, output_type: str | None = None) -> list:
+    """
+    Runs `session` on `feeds` and returns the outputs (ortdlpack.Tensors by default), in `output_names` order.
+
+    session: an onnxruntime.InferenceSession.
+    feeds: input name -> DLPack producer, onnxruntime.OrtValue, ortdlpack.Tensor, list or scalar; every model input
+        exactly once. Imported without a copy unless ORT cannot hold the layout (lists and scalars: converted with numpy
+        to the declared element type).
+    output_names: outputs to return (default: all, in model order).
+    outputs: output name -> preallocated DLPack destination (e.g. a torch tensor); ORT writes the result into it (it
+        must be writable, compact, in memory the session writes, and match the model's type and shape).
+    device: where outputs without a destination are allocated (anything ortdlpack.Device takes). Default: where the
+        session's execution provider produces them.
+    run_options: an onnxruntime.RunOptions, passed through.
+    output_type: 'ortdlpack' (the default), 'torch', 'numpy', 'cupy', 'jax' or 'like_feeds' (the first feed's
+        framework), each over the output's memory; 'numpy' places the outputs in host memory.
+    Raises ValueError (unknown, duplicate or missing names; element type, rank or dimension mismatch; a read-only
+    destination; a device the session cannot produce outputs on), BufferError (a destination that would need a copy or
+    that the session cannot write), TypeError (a feed that is no tensor, a session that is no InferenceSession,
+    run_options that are no RunOptions, arguments of the wrong type), RuntimeError (the run failed).
+    """
+
 def register_device(name: str, ort_device_type: str | int, vendor_id: int, memory_type: str | int, dl_device_type: str | int) -> None:
     """
     Maps ORT memory (device type 'cpu'/'gpu'/'fpga'/'npu', PCI vendor id, memory type 'default'/'host_accessible') to a DLPack device type (int or name like 'ext_dev'); `name` is the OrtMemoryInfo name used when ortdlpack creates memory on it. ValueError when it conflicts with a built-in or earlier mapping.

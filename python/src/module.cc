@@ -104,7 +104,6 @@ NB_MODULE(_ortdlpack, m) {
   bind_dlpack(m);
   bind_session(m);
 
-  m.attr("_IDLE_BINDINGS") = ortdlpack::kIdleBindings;
   ortdlpack::python::set_ep_package_finder(&find_ep_packages);
 
   m.def("_initialized", [] {

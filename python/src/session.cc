@@ -561,12 +561,6 @@ struct PyPlanner {
   nb::list idle;  // IOBindings, cleared; list.pop/append are atomic under the GIL
 };
 
-// A planned run returned to Python (not host-only), to be bound to an IOBinding.
-struct PyPlan {
-  nb::object planner;  // keeps the SessionInfo the plan points into
-  Request request;
-  const PyPlanner& owner() const { return nb::cast<const PyPlanner&>(planner); }
-};
 
 // The bound tensor of each input as a numpy array (the host-only call's feeds), by input name.
 nb::object arrays(const PyPlanner& planner, const Request& r) {
@@ -627,34 +621,18 @@ nb::object onnxruntime_run(Call&& call) {
   }
 }
 
-// ortdlpack.run's one call: converts and plans; a host-only plan is run at once with session.run (the cheapest call
-// onnxruntime's Python has: it reads numpy views in place and hands its output buffers to numpy, so no byte is
-// copied either way) and its outputs are returned; any other plan is returned (a _Plan), to be run on an IOBinding.
-nb::object run_host(nb::handle planner, nb::handle session, nb::handle feeds, nb::handle output_names,
-                    nb::handle outputs, nb::handle device, nb::handle run_options, nb::handle output_type) {
-  const PyPlanner& p = nb::cast<const PyPlanner&>(planner);
-  Request r;
-  convert(r, p.info.inputs(), feeds, "feeds", kRunOrder, output_names, outputs, device, output_type,
-          OutputType::kTensor);
-  r.plan = plan_run(p.info, r.feeds, r.names, r.options);
-  if (!python::host_only(p.info, r.plan)) return nb::cast(new PyPlan{nb::borrow(planner), std::move(r)}, nb::rv_policy::take_ownership);
-  const nb::object run = p.run.is_none() ? session.attr("run") : p.run;
-  nb::object names = output_names_of(p, r), inputs = arrays(p, r);
-  return results(r, onnxruntime_run([&] { return run(names, inputs, run_options); }), false);
-}
-
 // Binds the plan to an onnxruntime.IOBinding. Host tensors by address through IOBinding.bind_input/bind_output (the
 // cheapest binding of onnxruntime's public API), other memory by address through its C.SessionIOBinding with the
 // memory's exact C.OrtDevice (onnxruntime_device: vendor and memory type, which the public methods cannot say);
 // outputs without a destination to the planned memory.
-void bind(const PyPlan& p, nb::handle binding) {
-  const SessionInfo& info = p.owner().info;
+void bind(const PyPlanner& p, const Request& r, nb::handle binding) {
+  const SessionInfo& info = p.info;
   nb::object raw;
   const auto device_binding = [&]() -> nb::handle {
     if (!raw.is_valid()) raw = binding.attr("_iobinding");
     return raw;
   };
-  for (const RunPlan::Input& in : p.request.plan.inputs) {
+  for (const RunPlan::Input& in : r.plan.inputs) {
     const Tensor& t = in.bound();
     const char* name = info.inputs()[static_cast<size_t>(in.index)].name.c_str();
     const int type = static_cast<int>(t.element_type());
@@ -665,7 +643,7 @@ void bind(const PyPlan& p, nb::handle binding) {
       device_binding().attr("bind_input")(name, onnxruntime_device(t.memory_info()), type, shape_tuple(t), data);
     }
   }
-  for (const RunPlan::Output& out : p.request.plan.outputs) {
+  for (const RunPlan::Output& out : r.plan.outputs) {
     const char* name = info.outputs()[static_cast<size_t>(out.index)].name.c_str();
     const Tensor& t = out.destination;
     if (!t) {
@@ -686,19 +664,106 @@ void bind(const PyPlan& p, nb::handle binding) {
   }
   // Last: the run follows at once (docs/streams.md).
   nb::gil_scoped_release release;
-  order_before_run(p.request.plan);
+  order_before_run(r.plan);
 }
 
 // Binds the plan to `binding`, runs the session on it and returns the outputs. IOBinding.get_outputs() (when ORT
 // allocated any output) is converted at once: in onnxruntime <= 1.29 those values do not own their memory, which
 // clearing the binding frees. The caller clears the binding.
-nb::object run_bound(const PyPlan& p, nb::handle session, nb::handle binding, nb::handle run_options) {
-  bind(p, binding);
+nb::object run_bound(const PyPlanner& p, const Request& r, nb::handle session, nb::handle binding,
+                     nb::handle run_options) {
+  bind(p, r, binding);
   onnxruntime_run([&] { return session.attr("run_with_iobinding")(binding, run_options); });
-  for (const RunPlan::Output& out : p.request.plan.outputs) {
-    if (!out.destination) return results(p.request, binding.attr("get_outputs")(), true);
+  for (const RunPlan::Output& out : r.plan.outputs) {
+    if (!out.destination) return results(r, binding.attr("get_outputs")(), true);
   }
-  return results(p.request, nb::none(), true);
+  return results(r, nb::none(), true);
+}
+
+// The planners of the InferenceSessions ortdlpack.run has met, by id(session): (weak reference, planner), an entry
+// removed with its session (the weak reference's callback). A dict lookup by id costs a fraction of a
+// WeakKeyDictionary's, which makes a weak reference on every call. Process lifetime (never destroyed: it may hold
+// planners at interpreter exit).
+PyObject* planners() {
+  static PyObject* const dict = PyDict_New();
+  return dict;
+}
+
+PyObject* inference_session_type() {
+  static PyObject* const type = nb::object(nb::module_::import_("onnxruntime").attr("InferenceSession")).release().ptr();
+  return type;
+}
+
+// The core's planner of `session`, made once per session.
+nb::object planner_of(nb::handle session) {
+  const nb::object key = nb::steal(PyLong_FromVoidPtr(session.ptr()));
+  if (PyObject* entry = PyDict_GetItemWithError(planners(), key.ptr())) {  // borrowed
+    if (PyWeakref_GetObject(PyTuple_GET_ITEM(entry, 0)) == session.ptr()) return nb::borrow(PyTuple_GET_ITEM(entry, 1));
+  } else if (PyErr_Occurred()) {
+    throw nb::python_error();
+  }
+  if (!PyObject_TypeCheck(session.ptr(), reinterpret_cast<PyTypeObject*>(inference_session_type()))) {
+    throw nb::type_error((std::string("ortdlpack.run: session must be an onnxruntime.InferenceSession, not ") +
+                          Py_TYPE(session.ptr())->tp_name).c_str());
+  }
+  nb::object planner = nb::cast(PyPlanner(session), nb::rv_policy::move);
+  const nb::object forget = nb::cpp_function([key](nb::handle) {
+    if (PyDict_DelItem(planners(), key.ptr()) != 0) PyErr_Clear();  // replaced already by a session of that id
+  });
+  const nb::object ref = nb::steal(PyWeakref_NewRef(session.ptr(), forget.ptr()));
+  if (!ref.is_valid()) {  // not weak-referenceable: no cache
+    PyErr_Clear();
+    return planner;
+  }
+  if (PyDict_SetItem(planners(), key.ptr(), nb::make_tuple(ref, planner).ptr()) != 0) throw nb::python_error();
+  return planner;
+}
+
+// ortdlpack.run: converts and plans (run_plan.h); a host-only plan runs with session.run (the cheapest call
+// onnxruntime's Python has: it reads numpy views in place and hands its output buffers to numpy, so no byte is copied
+// either way), any other plan on an IOBinding of the session (idle ones reused, cleared).
+nb::object run_inference_session(nb::handle session, nb::handle feeds, nb::handle output_names, nb::handle outputs,
+                                 nb::handle device, nb::handle run_options, nb::handle output_type) {
+  const nb::object planner = planner_of(session);
+  PyPlanner& p = nb::cast<PyPlanner&>(planner);
+  if (!run_options.is_none()) {
+    static PyObject* const type = nb::object(nb::module_::import_("onnxruntime").attr("RunOptions")).release().ptr();
+    if (!PyObject_TypeCheck(run_options.ptr(), reinterpret_cast<PyTypeObject*>(type))) {
+      throw nb::type_error((std::string("ortdlpack.run: run_options must be an onnxruntime.RunOptions or None, not ") +
+                            Py_TYPE(run_options.ptr())->tp_name).c_str());
+    }
+  }
+  Request r;
+  convert(r, p.info.inputs(), feeds, "feeds", kRunOrder, output_names, outputs, device, output_type,
+          OutputType::kTensor);
+  r.plan = plan_run(p.info, r.feeds, r.names, r.options);
+  if (python::host_only(p.info, r.plan)) {
+    const nb::object run = p.run.is_none() ? nb::object(session.attr("run")) : p.run;
+    nb::object names = output_names_of(p, r), inputs = arrays(p, r);
+    return results(r, onnxruntime_run([&] { return run(names, inputs, run_options); }), false);
+  }
+  const Py_ssize_t idle = PyList_GET_SIZE(p.idle.ptr());
+  nb::object binding = idle != 0 ? nb::steal(PyObject_CallMethod(p.idle.ptr(), "pop", nullptr))
+                                 : nb::object(session.attr("io_binding")());
+  if (!binding.is_valid()) throw nb::python_error();
+  // Cleared on every path: drops ORT's and the wrapper's references to the caller's memory.
+  const auto clear = [&] {
+    binding.attr("clear_binding_inputs")();
+    binding.attr("clear_binding_outputs")();
+    if (static_cast<size_t>(PyList_GET_SIZE(p.idle.ptr())) < kIdleBindings) p.idle.append(binding);
+  };
+  nb::object result;
+  try {
+    result = run_bound(p, r, session, binding, run_options);
+  } catch (...) {
+    try {
+      clear();
+    } catch (nb::python_error&) {  // the run's error is the one to report
+    }
+    throw;
+  }
+  clear();
+  return result;
 }
 
 }  // namespace
@@ -779,19 +844,32 @@ void bind_session(nb::module_& m) {
            "Plans and binds a run once: the Binding's run() reruns it on the same tensors (contents may change, "
            "shapes may not), into the same outputs.");
 
-  // ortdlpack.run (python/ortdlpack/session.py): the core's plan of a run of an onnxruntime.InferenceSession.
-  nb::class_<PyPlanner>(m, "_Planner", "The core's SessionInfo of an onnxruntime.InferenceSession.")
-      .def(nb::init<nb::handle>(), nb::arg("session"))
-      .def_ro("idle", &PyPlanner::idle)
-      .def("run", &run_host, nb::arg("session"), nb::arg("feeds").none(), nb::arg("output_names").none(),
-           nb::arg("outputs").none(), nb::arg("device").none(), nb::arg("run_options").none(),
-           nb::arg("output_type").none(),
-           "Converts run()'s arguments and plans the run (run_plan.h); runs a host-only plan with session.run and "
-           "returns its outputs (a list), else returns the plan (a _Plan) for an IOBinding.");
-  nb::class_<PyPlan>(m, "_Plan", "One planned run (ortdlpack::RunPlan) and the tensors it binds.")
-      .def("run", &run_bound, nb::arg("session"), nb::arg("binding"), nb::arg("run_options").none(),
-           "Binds the plan to the onnxruntime.IOBinding, runs the session on it and returns the outputs. The caller "
-           "clears the binding.");
+  // ortdlpack.run: the core's plan of a run of an onnxruntime.InferenceSession.
+  nb::class_<PyPlanner>(m, "_Planner", "The core's SessionInfo of an onnxruntime.InferenceSession.");
+  m.def("run", &run_inference_session, nb::arg("session"), nb::arg("feeds").none(),
+        nb::arg("output_names") = nb::none(), nb::kw_only(), nb::arg("outputs") = nb::none(),
+        nb::arg("device") = nb::none(), nb::arg("run_options") = nb::none(), nb::arg("output_type") = nb::none(),
+        nb::sig("def run(session: onnxruntime.InferenceSession, feeds: object, output_names: object | None = None, "
+                "*, outputs: object | None = None, device: object | None = None, run_options: object | None = None, "
+                "output_type: str | None = None) -> list"),
+        R"(Runs `session` on `feeds` and returns the outputs (ortdlpack.Tensors by default), in `output_names` order.
+
+session: an onnxruntime.InferenceSession.
+feeds: input name -> DLPack producer, onnxruntime.OrtValue, ortdlpack.Tensor, list or scalar; every model input
+    exactly once. Imported without a copy unless ORT cannot hold the layout (lists and scalars: converted with numpy
+    to the declared element type).
+output_names: outputs to return (default: all, in model order).
+outputs: output name -> preallocated DLPack destination (e.g. a torch tensor); ORT writes the result into it (it
+    must be writable, compact, in memory the session writes, and match the model's type and shape).
+device: where outputs without a destination are allocated (anything ortdlpack.Device takes). Default: where the
+    session's execution provider produces them.
+run_options: an onnxruntime.RunOptions, passed through.
+output_type: 'ortdlpack' (the default), 'torch', 'numpy', 'cupy', 'jax' or 'like_feeds' (the first feed's
+    framework), each over the output's memory; 'numpy' places the outputs in host memory.
+Raises ValueError (unknown, duplicate or missing names; element type, rank or dimension mismatch; a read-only
+destination; a device the session cannot produce outputs on), BufferError (a destination that would need a copy or
+that the session cannot write), TypeError (a feed that is no tensor, a session that is no InferenceSession,
+run_options that are no RunOptions, arguments of the wrong type), RuntimeError (the run failed).)");
 }
 
 }  // namespace ortdlpack::py
