@@ -212,7 +212,10 @@ template <class Import>
 void for_items(nb::handle mapping, const char* argument, const char* entry, const char* hint,
                std::vector<std::pair<std::string, Tensor>>& out, Import import) {
   const auto add = [&](nb::handle k, nb::handle v) {
-    std::string name = str_of(k, (std::string(argument) + " key").c_str());
+    if (!PyUnicode_Check(k.ptr())) {  // (the message is made only then: this runs per feed and per run)
+      throw nb::type_error((std::string(argument) + " key must be str, not " + Py_TYPE(k.ptr())->tp_name).c_str());
+    }
+    std::string name = nb::cast<std::string>(k);
     out.emplace_back(name, Tensor());
     try {
       out.back().second = import(name, v);
