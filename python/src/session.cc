@@ -122,9 +122,10 @@ const OrtSessionOptions* to_base(nb::handle sess_options) {
 
 // The Python object behind ortdlpack.Session: the core Session and what its Python arguments keep alive.
 struct PySession {
+  // The onnxruntime.SessionOptions the core copied: what it refers to (initializers, custom op libraries) lives as
+  // long as the session. Declared first: released after the session.
+  nb::object sess_options;
   std::unique_ptr<Session> core;
-  nb::object sess_options;                // the onnxruntime.SessionOptions the core copied: what it refers to
-                                          // (initializers, custom op libraries) lives as long as the session
   std::optional<OutputType> output_type;  // the session's default for run() and bind()
 };
 
@@ -168,7 +169,7 @@ void create_session(PySession* self, nb::handle model, nb::handle sess_options, 
     nb::gil_scoped_release release;
     core = std::make_unique<Session>(p, c);
   }
-  new (self) PySession{std::move(core), nb::borrow(sess_options), type};
+  new (self) PySession{nb::borrow(sess_options), std::move(core), type};
 }
 
 nb::object name_tuple(const std::vector<IoInfo>& ios) {
