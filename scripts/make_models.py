@@ -6,6 +6,7 @@
 
 Models:
   add_tiny.onnx          y = x + b                      x: float32[1,100]
+  three_out_tiny.onnx    y = x + b, z = x * b, w = x - b   x: float32[1,100] -> three float32[1,100]
   feature.onnx           conv feature extractor         x: float32[N,3,64,64] -> feat: float32[N,128]
   head.onnx              classifier head                feat: float32[N,128]  -> logits: float32[N,10]
   step.onnx              the demo's torch step in ONNX  feat: float32[N,128]  -> feat: float32[N,128]
@@ -53,6 +54,19 @@ def add_tiny():
         [helper.make_tensor_value_info("y", TensorProto.FLOAT, [1, 100])],
         [b],
         "add_tiny",
+    )
+
+
+def three_out_tiny():
+    rng = np.random.default_rng(SEED + 5)
+    b = numpy_helper.from_array(_f32(rng, (1, 100), 1.0), "b")
+    return _model(
+        [helper.make_node("Add", ["x", "b"], ["y"]), helper.make_node("Mul", ["x", "b"], ["z"]),
+         helper.make_node("Sub", ["x", "b"], ["w"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, [1, 100])],
+        [helper.make_tensor_value_info(n, TensorProto.FLOAT, [1, 100]) for n in ("y", "z", "w")],
+        [b],
+        "three_out_tiny",
     )
 
 
@@ -147,7 +161,7 @@ def big_identity_ish():
     )
 
 
-MODELS = {"add_tiny": add_tiny, "feature": feature, "head": head, "step": step, "big_identity_ish": big_identity_ish}
+MODELS = {"add_tiny": add_tiny, "three_out_tiny": three_out_tiny, "feature": feature, "head": head, "step": step, "big_identity_ish": big_identity_ish}
 
 
 def make_models(out_dir: str, names=None) -> dict:

@@ -107,6 +107,11 @@ ONNXTensorElementDataType dtype_from_onnx_name(const std::string& name) {
   return name == "string" ? ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING : ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 }
 
+const char* onnx_dtype_name(ONNXTensorElementDataType type) {
+  if (const DtypeRow* row = find(type)) return row->onnx_name;
+  return type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING ? "string" : "undefined";
+}
+
 uint32_t dtype_bits(ONNXTensorElementDataType type) { return to_dlpack_dtype(type).bits; }
 
 size_t storage_bytes(ONNXTensorElementDataType type, size_t count) {

@@ -42,6 +42,7 @@ std::shared_ptr<OrtMemoryInfo> resolve(const IoDeclaration::Memory& m) {
 IoInfo from_declaration(const IoDeclaration& d) {
   IoInfo io;
   io.name = d.name;
+  io.onnx_type = d.type;
   const std::string prefix = "tensor(";
   io.is_tensor = d.type.size() > prefix.size() && d.type.compare(0, prefix.size(), prefix) == 0 && d.type.back() == ')';
   if (!io.is_tensor) return io;

@@ -36,12 +36,59 @@ std::string tensor_string(const Tensor& t) {
 
 // --- SessionInfo from ORT ----------------------------------------------------------------------------------------
 
+// The type as ONNX spells it (what onnxruntime's NodeArg.type reports): "tensor(float)", "seq(tensor(float))",
+// "map(int64,tensor(float))", "optional(seq(tensor(int8)))", "sparse_tensor(float)".
+std::string onnx_type_string(const OrtTypeInfo* type_info) {
+  const OrtApi& api = ort();
+  ONNXType onnx_type = ONNX_TYPE_UNKNOWN;
+  check(api.GetOnnxTypeFromTypeInfo(type_info, &onnx_type));
+  OrtTypeInfo* inner = nullptr;  // the contained type of a sequence, map or optional (owned below)
+  switch (onnx_type) {
+    case ONNX_TYPE_TENSOR:
+    case ONNX_TYPE_SPARSETENSOR: {
+      const OrtTensorTypeAndShapeInfo* tensor_info = nullptr;
+      ONNXTensorElementDataType element = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+      check(api.CastTypeInfoToTensorInfo(type_info, &tensor_info));
+      if (tensor_info != nullptr) check(api.GetTensorElementType(tensor_info, &element));
+      return std::string(onnx_type == ONNX_TYPE_TENSOR ? "tensor(" : "sparse_tensor(") + onnx_dtype_name(element) + ")";
+    }
+    case ONNX_TYPE_SEQUENCE: {
+      const OrtSequenceTypeInfo* seq = nullptr;
+      check(api.CastTypeInfoToSequenceTypeInfo(type_info, &seq));
+      check(api.GetSequenceElementType(seq, &inner));
+      const Owned<OrtTypeInfo> release(inner);
+      return "seq(" + onnx_type_string(inner) + ")";
+    }
+    case ONNX_TYPE_MAP: {
+      const OrtMapTypeInfo* map = nullptr;
+      ONNXTensorElementDataType key = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+      check(api.CastTypeInfoToMapTypeInfo(type_info, &map));
+      check(api.GetMapKeyType(map, &key));
+      check(api.GetMapValueType(map, &inner));
+      const Owned<OrtTypeInfo> release(inner);
+      return std::string("map(") + onnx_dtype_name(key) + "," + onnx_type_string(inner) + ")";
+    }
+    case ONNX_TYPE_OPTIONAL: {
+      const OrtOptionalTypeInfo* optional = nullptr;
+      check(api.CastTypeInfoToOptionalTypeInfo(type_info, &optional));
+      check(api.GetOptionalContainedTypeInfo(optional, &inner));
+      const Owned<OrtTypeInfo> release(inner);
+      return "optional(" + onnx_type_string(inner) + ")";
+    }
+    case ONNX_TYPE_OPAQUE:
+      return "opaque";
+    default:
+      return "undefined";
+  }
+}
+
 // Fills `io` from ORT's type info (which it releases).
 void read_type_info(OrtTypeInfo* type_info, IoInfo& io) {
   const OrtApi& api = ort();
   const Owned<OrtTypeInfo> release(type_info);
   ONNXType onnx_type = ONNX_TYPE_UNKNOWN;
   check(api.GetOnnxTypeFromTypeInfo(type_info, &onnx_type));
+  io.onnx_type = onnx_type_string(type_info);
   io.is_tensor = onnx_type == ONNX_TYPE_TENSOR;
   if (!io.is_tensor) return;
   const OrtTensorTypeAndShapeInfo* tensor_info = nullptr;

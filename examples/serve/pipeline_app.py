@@ -1,11 +1,20 @@
-"""feature model -> torch step -> head as Ray Serve deployments, with ortdlpack for zero-copy I/O in each replica.
+"""feature model -> torch step -> head served with Ray Serve, two designs, ortdlpack for zero-copy I/O.
 
-    app = build_app(models_dir, replicas=2)     # then serve.run(app) (examples/serve/client.py does)
+    app = build_app(models_dir, replicas=2)                      # whole-pipeline replicas (the design to use)
+    app = build_app(models_dir, replicas=2, design="composed")   # one deployment per step (for comparison)
+    # then serve.run(app) (examples/serve/client.py does)
 
-Each model deployment batches concurrent requests with @serve.batch, stacks them into one tensor, runs its ONNX
-Runtime session through ortdlpack.run (the torch batch is read in place; the output is a torch view of ORT's
-memory, no copy) and splits the batch again. Requests and answers travel between replicas as numpy arrays (Ray's
-object store). The Pipeline ingress composes the three deployments through DeploymentHandles.
+"replica" (PipelineReplica): each replica holds the whole pipeline, both ONNX Runtime sessions and the torch step.
+A batch of requests (@serve.batch) is stacked into one tensor, moved to the replica's device once, and goes
+feature -> step -> head there: ortdlpack.run reads the torch batch in place and its outputs are torch views of ORT's
+memory, so between the steps no tensor is copied and none leaves the device. Only the answers (logits) go back to
+the caller, through Ray's object store. Ray Serve spreads requests over the replicas.
+
+"composed" (Pipeline -> FeatureModel, TorchStep, HeadModel): every step is a deployment of its own and the ingress
+composes them through DeploymentHandles, so every intermediate tensor travels through Ray's object store, which is
+host memory: on a GPU node that is a device -> host -> device round trip per step (docs/serving.md).
+
+`device`: "cpu", or "cuda" (sessions on the CUDA EP, the step on torch's GPU, each replica given a GPU).
 """
 
 from __future__ import annotations
@@ -24,59 +33,109 @@ MAX_BATCH = 16
 BATCH_WAIT_S = 0.005
 # Each replica uses one thread: replicas, not threads, are what this app scales by (and CI has 2 cores).
 THREADS = 1
+DESIGNS = ("replica", "composed")
 
 
-def _session(path: str) -> ort.InferenceSession:
+def _session(path: str, device: str = "cpu") -> ort.InferenceSession:
     opts = ort.SessionOptions()
     opts.intra_op_num_threads = THREADS
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
-    return ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+    providers = ["CUDAExecutionProvider", "CPUExecutionProvider"] if device == "cuda" else ["CPUExecutionProvider"]
+    return ort.InferenceSession(path, opts, providers=providers)
 
 
-class _OnnxModel:
-    """One ONNX model; a batch of requests per session run."""
+def _paths(models_dir: str) -> dict:
+    return {name: os.path.join(models_dir, f"{name}.onnx") for name in ("feature", "head")}
 
-    input_name: str
 
-    def __init__(self, path: str):
+def _split(batch: np.ndarray, items: list) -> list:
+    return np.split(batch, np.cumsum([len(x) for x in items])[:-1])
+
+
+def _actor_options(device: str) -> dict:
+    # num_cpus 0: the replicas share the machine's cores (CI has 2); on GPU nodes each replica holds one GPU.
+    return {"num_cpus": 0, "num_gpus": 1 if device == "cuda" else 0}
+
+
+class Pipeline:
+    """The whole pipeline in one process: images float32[n,3,64,64] (torch, on any device) -> logits (torch, same
+    device). Nothing is copied between the steps."""
+
+    def __init__(self, models_dir: str, device: str = "cpu"):
         torch.set_num_threads(THREADS)
-        self.session = _session(path)
+        paths = _paths(models_dir)
+        self.device = torch.device(device)
+        self.feature = _session(paths["feature"], device)
+        self.head = _session(paths["head"], device)
+
+    def __call__(self, images: torch.Tensor) -> torch.Tensor:
+        (feat,) = ortdlpack.run(self.feature, {"x": images})            # read in place; a Tensor on the device
+        f = torch_step(torch.from_dlpack(feat))                         # a view of ORT's output
+        (logits,) = ortdlpack.run(self.head, {"feat": f})
+        return torch.from_dlpack(logits)
+
+
+@serve.deployment
+class PipelineReplica:
+    """One replica, the whole pipeline: a batch of requests per pipeline run, on the replica's device."""
+
+    def __init__(self, models_dir: str, device: str = "cpu"):
+        self.pipeline = Pipeline(models_dir, device)
+
+    @serve.batch(max_batch_size=MAX_BATCH, batch_wait_timeout_s=BATCH_WAIT_S)
+    async def __call__(self, items: list[np.ndarray]) -> list[np.ndarray]:
+        # The one host -> device copy of a batch (none on CPU: torch.from_numpy is a view) ...
+        batch = torch.from_numpy(np.concatenate(items)).to(self.pipeline.device)
+        logits = self.pipeline(batch)
+        # ... and the one device -> host copy of its answers, which leave the replica (a view on CPU).
+        return _split(logits.cpu().numpy(), items)
+
+
+# --- the composed design: one deployment per step -----------------------------------------------------------------
+
+
+class _OnnxStep:
+    """One ONNX model; a batch of requests per session run. Requests and answers are numpy arrays (host memory):
+    that is what travels between deployments."""
+
+    def __init__(self, path: str, device: str = "cpu"):
+        torch.set_num_threads(THREADS)
+        self.device = torch.device(device)
+        self.session = _session(path, device)
         self.input_name = self.session.get_inputs()[0].name
 
     @serve.batch(max_batch_size=MAX_BATCH, batch_wait_timeout_s=BATCH_WAIT_S)
     async def __call__(self, items: list[np.ndarray]) -> list[np.ndarray]:
-        sizes = [len(x) for x in items]
-        batch = torch.from_numpy(np.concatenate(items))  # one batch tensor; ORT reads it in place
+        batch = torch.from_numpy(np.concatenate(items)).to(self.device)
         (out,) = ortdlpack.run(self.session, {self.input_name: batch})
-        result = np.from_dlpack(out)  # a view of ORT's output: no copy until Ray serialises the parts
-        return np.split(result, np.cumsum(sizes)[:-1])
+        return _split(torch.from_dlpack(out).cpu().numpy(), items)  # to the host: it leaves the replica
 
 
-@serve.deployment(ray_actor_options={"num_cpus": 0})
-class FeatureModel(_OnnxModel):
+@serve.deployment
+class FeatureModel(_OnnxStep):
     pass
 
 
-@serve.deployment(ray_actor_options={"num_cpus": 0})
-class HeadModel(_OnnxModel):
+@serve.deployment
+class HeadModel(_OnnxStep):
     pass
 
 
-@serve.deployment(ray_actor_options={"num_cpus": 0})
+@serve.deployment
 class TorchStep:
-    def __init__(self):
+    def __init__(self, device: str = "cpu"):
         torch.set_num_threads(THREADS)
+        self.device = torch.device(device)
 
     @serve.batch(max_batch_size=MAX_BATCH, batch_wait_timeout_s=BATCH_WAIT_S)
     async def __call__(self, items: list[np.ndarray]) -> list[np.ndarray]:
-        sizes = [len(x) for x in items]
-        out = torch_step(torch.from_numpy(np.concatenate(items))).numpy()  # torch views numpy memory: no copies
-        return np.split(out, np.cumsum(sizes)[:-1])
+        out = torch_step(torch.from_numpy(np.concatenate(items)).to(self.device))
+        return _split(out.cpu().numpy(), items)
 
 
 @serve.deployment(ray_actor_options={"num_cpus": 0})
-class Pipeline:
-    """The ingress: images float32[n,3,64,64] -> logits float32[n,10]."""
+class ComposedPipeline:
+    """The composed design's ingress: images float32[n,3,64,64] -> logits float32[n,10] through three deployments."""
 
     def __init__(self, feature, step, head):
         self.feature, self.step, self.head = feature, step, head
@@ -87,21 +146,17 @@ class Pipeline:
         return await self.head.remote(f)
 
 
-def build_app(models_dir: str, replicas: int = 1):
-    """The application: every deployment with `replicas` replicas."""
-    paths = {name: os.path.join(models_dir, f"{name}.onnx") for name in ("feature", "head")}
-    return Pipeline.options(num_replicas=replicas).bind(
-        FeatureModel.options(num_replicas=replicas).bind(paths["feature"]),
-        TorchStep.options(num_replicas=replicas).bind(),
-        HeadModel.options(num_replicas=replicas).bind(paths["head"]),
+def build_app(models_dir: str, replicas: int = 1, design: str = "replica", device: str = "cpu"):
+    """The application: `replicas` whole-pipeline replicas ("replica"), or every step with `replicas` replicas
+    behind an ingress ("composed")."""
+    actor = _actor_options(device)
+    if design == "replica":
+        return PipelineReplica.options(num_replicas=replicas, ray_actor_options=actor).bind(models_dir, device)
+    if design != "composed":
+        raise ValueError(f"design must be one of {DESIGNS}, not {design!r}")
+    paths = _paths(models_dir)
+    return ComposedPipeline.options(num_replicas=replicas).bind(
+        FeatureModel.options(num_replicas=replicas, ray_actor_options=actor).bind(paths["feature"], device),
+        TorchStep.options(num_replicas=replicas, ray_actor_options=actor).bind(device),
+        HeadModel.options(num_replicas=replicas, ray_actor_options=actor).bind(paths["head"], device),
     )
-
-
-def direct(models_dir: str, images: np.ndarray) -> np.ndarray:
-    """The same pipeline in this process, without Ray: the reference answers."""
-    feature = _session(os.path.join(models_dir, "feature.onnx"))
-    head = _session(os.path.join(models_dir, "head.onnx"))
-    (feat,) = ortdlpack.run(feature, {"x": torch.from_numpy(images)})
-    f = torch_step(torch.from_dlpack(feat))
-    (logits,) = ortdlpack.run(head, {"feat": f})
-    return np.from_dlpack(logits).copy()

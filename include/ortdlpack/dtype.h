@@ -29,6 +29,10 @@ ONNXTensorElementDataType dtype_from_name(const char* name);
 // "tensor(X)"), or UNDEFINED for a name the table does not hold.
 ONNXTensorElementDataType dtype_from_onnx_name(const std::string& name);
 
+// The reverse: how ONNX spells `type` ("float", "double", "string", ...), or "undefined" for a type the table does
+// not hold.
+const char* onnx_dtype_name(ONNXTensorElementDataType type);
+
 // Bits of one element: 4 for int4/uint4/float4e2m1, which ONNX and DLPack 1.1 both pack two to a byte, first
 // element in the low nibble.
 uint32_t dtype_bits(ONNXTensorElementDataType type);

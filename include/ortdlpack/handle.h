@@ -32,6 +32,7 @@ ORTDLPACK_DEFINE_RELEASE(Session)
 ORTDLPACK_DEFINE_RELEASE(SessionOptions)
 ORTDLPACK_DEFINE_RELEASE(RunOptions)
 ORTDLPACK_DEFINE_RELEASE(SyncStream)
+ORTDLPACK_DEFINE_RELEASE(ModelMetadata)
 #undef ORTDLPACK_DEFINE_RELEASE
 
 // An owned ORT handle. ort() cannot fail once a handle exists: the API was there to create it.

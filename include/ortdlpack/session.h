@@ -4,6 +4,12 @@
 //   std::vector<ortdlpack::Tensor> out = s.run({{"x", from_dlpack(x).tensor}});   // all outputs, model order
 //   DLManagedTensorVersioned* y = ortdlpack::to_dlpack_versioned(out[0]);
 //
+//   ortdlpack::SessionConfig config;                               // or a session the core creates and owns
+//   config.providers = {{"cuda", {{"device_id", "0"}}}, {"CPUExecutionProvider", {}}};
+//   ortdlpack::Session created("model.onnx", config);
+//   ortdlpack::Binding b = created.bind({{"x", x}});                 // planned and bound once
+//   for (...) { fill(x); const std::vector<ortdlpack::Tensor>& y = b.run(); }   // same tensors every run
+//
 // Inputs are bound where they are when the session can read them there (host memory for the CPU EP; ORT copies
 // host feeds to a device EP itself). A feed in device memory for an input the session reads from the host is copied
 // to the host first through the env's data transfer: ORT would hand the device pointer to a CPU kernel. Outputs are
@@ -26,7 +32,8 @@
 // Lifetimes: the feeds are held by the caller's vector for the whole call; ORT's references to them are dropped
 // before run() returns (so a DLPack producer's deleter runs when the caller drops its last Tensor, not later).
 // Returned Tensors are shared owners of ORT's output values: they live as long as any copy or exported DLPack
-// tensor holds them, independently of the Session and of later runs.
+// tensor holds them, independently of the Session and of later runs (a Binding's outputs excepted: every run of the
+// Binding writes into them).
 #pragma once
 
 #include <dlpack/dlpack.h>
@@ -48,6 +55,7 @@ namespace ortdlpack {
 struct IoInfo {
   std::string name;
   bool is_tensor = false;  // false for sequences/maps/optionals, which ortdlpack cannot bind
+  std::string onnx_type;   // the type as ONNX spells it: "tensor(float)", "seq(tensor(int64))", "map(string,...)"
   ONNXTensorElementDataType element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   std::vector<int64_t> shape;             // -1 for a dynamic dimension
   std::vector<std::string> dim_names;     // the symbolic name of each dynamic dimension ("" when unnamed)
@@ -58,24 +66,89 @@ struct IoInfo {
   std::string type_string() const;
 };
 
-// How Session creates an OrtSession from a model; everything not set here is ORT's default.
+// An execution provider a session is created with, as onnxruntime's `providers=[name or (name, options)]` names
+// one: a name users know ("cuda", "CUDAExecutionProvider", "webgpu", a plugin EP's registered name; ep.h registers
+// its library when the env lacks it) and its provider options ("device_id" picks one of several EP devices).
+struct Provider {
+  std::string name;
+  std::vector<std::pair<std::string, std::string>> options;
+};
+
+// How Session creates an OrtSession from a model: what onnxruntime.SessionOptions lets a user set, each field mapped
+// to its ORT C API call; a field left unset (nullopt, empty) is ORT's default. Values are checked before ORT is
+// called: Error(kInvalidArgument) naming the field for a value out of range, and for a setting ORT's C API cannot
+// make (so nothing a caller set is ever dropped).
 struct SessionConfig {
-  std::optional<int> intra_op_num_threads;  // >= 0 (0: ORT's default); Error(kInvalidArgument) otherwise
-  std::optional<int> inter_op_num_threads;
-  // The EP to run on, by a name users know ("cuda", "CUDAExecutionProvider", "webgpu", a plugin EP's registered
-  // name; ep.h registers its library when the env lacks it). nullopt or "cpu": ORT's CPU EP; "" is refused.
-  std::optional<std::string> ep;
-  // The EP's provider options ("device_id" picks one of several EP devices, "use_tf32", ...). Needs `ep`.
-  std::vector<std::pair<std::string, std::string>> ep_options;
-  // Session config entries ("session.intra_op.allow_spinning" -> "0", ...).
+  // Options to start from: a copy of them (CloneSessionOptions) keeps everything set on them, whatever call set it
+  // (config entries, free dimension overrides, initializers, custom op libraries, ...); the fields below are applied
+  // on top, and the providers appended after any the base already has. NULL: ORT's defaults. Only read during the
+  // constructor; what the base refers to (an initializer's memory, a custom op library) must outlive the session.
+  const OrtSessionOptions* base = nullptr;
+
+  // Threads: 0 is ORT's default (one per physical core for intra-op); negative values are refused.
+  std::optional<int> intra_op_num_threads;   // SetIntraOpNumThreads
+  std::optional<int> inter_op_num_threads;   // SetInterOpNumThreads
+  // false: run on the env's global thread pools (DisablePerSessionThreads; ORT refuses it when the env has none).
+  std::optional<bool> use_per_session_threads;
+
+  // Graph. The two enums of ORT as ints (a caller's value is checked, not cast): GraphOptimizationLevel
+  // ORT_DISABLE_ALL, ORT_ENABLE_BASIC, ORT_ENABLE_EXTENDED, ORT_ENABLE_LAYOUT or ORT_ENABLE_ALL
+  // (SetSessionGraphOptimizationLevel); ExecutionMode ORT_SEQUENTIAL or ORT_PARALLEL (SetSessionExecutionMode).
+  std::optional<int> graph_optimization_level;
+  std::optional<int> execution_mode;
+  std::optional<std::string> optimized_model_filepath;             // SetOptimizedModelFilePath: where ORT saves it
+  // Free dimensions fixed to a value (>= 0): by the symbolic name in the model (AddFreeDimensionOverrideByName)
+  // or by the dimension's denotation ("DATA_BATCH"; AddFreeDimensionOverride).
+  std::vector<std::pair<std::string, int64_t>> free_dimension_overrides_by_name;
+  std::vector<std::pair<std::string, int64_t>> free_dimension_overrides_by_denotation;
+
+  // Memory.
+  std::optional<bool> enable_cpu_mem_arena;       // Enable/DisableCpuMemArena
+  std::optional<bool> enable_mem_pattern;         // Enable/DisableMemPattern
+  std::optional<bool> use_deterministic_compute;  // SetDeterministicCompute
+  // Settings ORT's C API has no call for (onnxruntime's Python sets them on ORT's C++ options directly): only their
+  // defaults are accepted (true; "DEFAULT"), anything else is Error(kInvalidArgument) saying so.
+  std::optional<bool> enable_mem_reuse;
+  std::optional<std::string> execution_order;  // "DEFAULT", "PRIORITY_BASED", "MEMORY_EFFICIENT"
+
+  // Logging and profiling.
+  std::optional<int> log_severity_level;   // 0 (verbose) .. 4 (fatal): SetSessionLogSeverityLevel
+  std::optional<int> log_verbosity_level;  // >= 0, for verbose logging: SetSessionLogVerbosityLevel
+  std::optional<std::string> log_id;       // SetSessionLogId
+  std::optional<bool> enable_profiling;    // EnableProfiling (Session::end_profiling() ends it)
+  std::optional<std::string> profile_file_prefix;  // the profile's file prefix; needs enable_profiling
+
+  // Session config entries ("session.intra_op.allow_spinning" -> "0", ...): AddSessionConfigEntry.
   std::vector<std::pair<std::string, std::string>> entries;
+
+  // The execution providers, in priority order, each appended with SessionOptionsAppendExecutionProvider_V2 (every
+  // EP device of it, or the one "device_id" picks) — "CPUExecutionProvider" too when listed, as onnxruntime does;
+  // when it is not listed, ORT's CPU EP is the implicit fallback for what none of them runs. A name listed twice and
+  // "" are refused. Empty: ORT's CPU EP alone.
+  std::vector<Provider> providers;
+  // Shorthand for one provider: `providers = {{*ep, ep_options}}` (nullopt or "cpu": ORT's CPU EP). Set `ep` or
+  // `providers`, not both; `ep_options` needs `ep`.
+  std::optional<std::string> ep;
+  std::vector<std::pair<std::string, std::string>> ep_options;
+
   // A caller's native stream on the EP's device (a cudaStream_t, a plugin EP's stream handle), e.g. the stream a
   // framework computes on. Every run is ordered with it (docs/streams.md rule 6): work queued on it before
   // run() is done before ORT reads or writes, and the outputs are complete for work queued on it after run(). An EP
   // that takes a caller's compute stream (CUDA, TensorRT) computes on it and run() returns without waiting on the
   // host; with others (and CUDA's default stream, 0, which ORT cannot compute on), run() waits for the stream on the
-  // host first. Needs `ep`.
+  // host first. Needs exactly one provider besides the CPU EP, on one device.
   std::optional<uintptr_t> stream;
+};
+
+// What a model says about itself (onnxruntime's get_modelmeta()): the ModelProto's fields and its metadata_props.
+struct ModelMetadata {
+  std::string producer_name;
+  std::string graph_name;
+  std::string domain;
+  std::string description;        // the model's doc_string
+  std::string graph_description;  // the graph's doc_string
+  int64_t version = 0;            // model_version
+  std::vector<std::pair<std::string, std::string>> custom_metadata_map;  // metadata_props, sorted by key
 };
 
 struct RunOptions {
@@ -94,18 +167,21 @@ struct RunOptions {
 
 using Feeds = std::vector<std::pair<std::string, Tensor>>;
 
+class Binding;
+
 // An OrtSession with its metadata cached and its IoBindings reused. run() may be called from several threads at
 // once, as OrtSession::Run may.
 class Session {
  public:
-  // Borrows `session` (it must outlive the Session). `ep_devices`: the EP devices the session was created with
-  // (SessionOptionsAppendExecutionProvider_V2), whose memory it can write outputs to; ORT's C API cannot tell them
-  // from a session.
+  // Borrows `session` (it must outlive the Session and its Bindings). `ep_devices`: the EP devices the session was
+  // created with (SessionOptionsAppendExecutionProvider_V2), whose memory it can write outputs to; ORT's C API cannot
+  // tell them from a session.
   explicit Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
   // Creates and owns a session on env() from a model file or from the model's bytes (copied by ORT; `data` need not
-  // outlive the call). Error(kInvalidArgument) for ep_options without an ep, an empty ep name or an unknown
-  // device_id; Error(kUnsupported) naming what to install for an EP neither the env nor an installed library has;
-  // ORT's own errors (a missing file, an invalid model) as they are.
+  // outlive the call). Error(kInvalidArgument) for a config SessionConfig refuses (a value out of range, a setting
+  // ORT's C API cannot make, ep_options without an ep, an empty or repeated provider, an unknown device_id);
+  // Error(kUnsupported) naming what to install for an EP neither the env nor an installed library has; ORT's own
+  // errors (a missing file, an invalid model) as they are.
   Session(const std::string& model_path, const SessionConfig& config);
   Session(const void* model_data, size_t model_size, const SessionConfig& config);
   ~Session();
@@ -115,13 +191,56 @@ class Session {
   OrtSession* ort_session() const noexcept;
   const std::vector<IoInfo>& inputs() const noexcept;
   const std::vector<IoInfo>& outputs() const noexcept;
+  // The EPs the session was created with, in ORT's names and priority order, "CPUExecutionProvider" last (as
+  // onnxruntime's get_providers() lists them). A borrowed OrtSession: the EPs of `ep_devices`, then the CPU EP.
+  const std::vector<std::string>& providers() const noexcept;
+  // The model's metadata, read from ORT (SessionGetModelMetadata) on each call.
+  ModelMetadata metadata() const;
+  // Profiling (SessionConfig::enable_profiling): ends it and returns the profile's file name (SessionEndProfiling;
+  // "" when profiling was not enabled), and when it started (ns since the epoch; 0 when not enabled).
+  std::string end_profiling();
+  uint64_t profiling_start_ns() const;
 
   // Runs the session on `feeds` (every model input exactly once) and returns the outputs named in
   // `output_names` (empty: every model output, in model order) in that order.
   std::vector<Tensor> run(const Feeds& feeds, const std::vector<std::string>& output_names = {},
                           const RunOptions& options = {});
 
+  // Plans and binds a run once, for many runs (Binding): the same checks and errors as run(), made here.
+  // RunOptions::run_options, when set, must outlive the Binding.
+  Binding bind(const Feeds& feeds, const std::vector<std::string>& output_names = {}, const RunOptions& options = {});
+
  private:
+  friend class Binding;
+  struct Impl;
+  std::shared_ptr<Impl> impl_;  // shared with the Session's Bindings
+};
+
+// A run planned and bound once, rerun many times without planning: every run() runs the session on the same feed
+// tensors (whose contents may change between runs, their shapes may not) into the same output tensors. The outputs
+// are the RunOptions destinations or, for the others, what the first run allocated (where run() would have put
+// them), written in place by every later run; so no address of an input or output changes from one run to the
+// next (what ORT's CUDA graphs need: the CUDA EP's enable_cuda_graph). A feed staged to the host (session.h) is
+// copied again before every run. Each run is ordered like Session::run (docs/streams.md). Runs of one Binding are
+// serialised; a Binding keeps its Session and its feeds alive; Bindings of one Session run independently.
+class Binding {
+ public:
+  Binding();  // empty: run() throws Error(kInvalidArgument)
+  ~Binding();
+  Binding(Binding&&) noexcept;
+  Binding& operator=(Binding&&) noexcept;
+
+  // Runs the session and returns the outputs in the order bind() was given (the same Tensors every time: a result
+  // a caller wants to keep past the next run must be copied). `run_options`: for this run (tags, terminate,
+  // gpu_graph_id, ...) instead of bind()'s RunOptions::run_options; NULL: bind()'s.
+  const std::vector<Tensor>& run(const OrtRunOptions* run_options = nullptr);
+  // The outputs: empty until the first run has succeeded.
+  const std::vector<Tensor>& outputs() const noexcept;
+  // The names of the outputs, in order.
+  const std::vector<std::string>& output_names() const noexcept;
+
+ private:
+  friend class Session;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

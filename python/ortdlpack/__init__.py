@@ -45,14 +45,18 @@ _hand_over()
 
 from ._ortdlpack import (  # noqa: E402
     DLPACK_VERSION,
+    Binding,
     CopyRequiredError,
     Device,
+    ModelMetadata,
+    NodeArg,
     Session,
     Tensor,
     __version__,
     as_ortvalue,
     from_dlpack,
     register_device,
+    run,
     unregister_device,
 )
 
@@ -70,12 +74,18 @@ def register_execution_provider_library(name: str, path: str) -> int:
 
 
 from ._config import show_config  # noqa: E402
-from .session import run  # noqa: E402
+
+# onnxruntime's name for the same class: swap the class, keep the code (docs/python.md, "Coming from onnxruntime").
+InferenceSession = Session
 
 __all__ = [
     "DLPACK_VERSION",
+    "Binding",
     "CopyRequiredError",
     "Device",
+    "InferenceSession",
+    "ModelMetadata",
+    "NodeArg",
     "Session",
     "Tensor",
     "__version__",

@@ -97,7 +97,12 @@ class Tensor:
     @property
     def data_ptr(self) -> int:
         """
-        Address of the first element (a device address for device memory), as an int.
+        Address of the first element (a device address for device memory): an int that can also be called, so t.data_ptr and t.data_ptr() (torch's and onnxruntime OrtValue's spelling) both give it.
+        """
+
+    def as_framework(self, output_type: str) -> object:
+        """
+        This tensor as a 'torch', 'numpy', 'cupy' or 'jax' array over the same memory, made as run()'s output_type makes outputs (torch through its C exchange API; ordered for torch's current stream).
         """
 
     @property
@@ -124,14 +129,71 @@ def as_ortvalue(x: object) -> onnxruntime.OrtValue:
     An onnxruntime.OrtValue over x's memory (anything from_dlpack takes), without a copy when x's layout allows one; x lives as long as the OrtValue. An OrtValue is returned as is.
     """
 
-class Session:
+class NodeArg:
     """
-    An ONNX Runtime session created and run in C++: feeds and outputs are DLPack tensors, bound without copies (see ortdlpack::Session).
+    An input or output of a session, as onnxruntime's NodeArg describes it.
     """
 
-    def __init__(self, model: object, *, intra_op_num_threads: object | None = None, inter_op_num_threads: object | None = None, ep: object | None = None, ep_options: object | None = None, config: object | None = None, stream: object | None = None) -> None:
+    @property
+    def name(self) -> str: ...
+
+    @property
+    def type(self) -> str:
+        """The ONNX type: 'tensor(float)', 'seq(tensor(int64))', ..."""
+
+    @property
+    def shape(self) -> list:
         """
-        model: a path or the model's bytes. ep: None (CPU) or an EP's name ('cuda', 'CUDAExecutionProvider', a registered plugin EP), its EP devices appended with ep_options (dict[str, str]). config: session config entries (dict[str, str]). stream: a native stream handle of the EP's device (e.g. torch.cuda.current_stream().cuda_stream) every run is ordered with; CUDA and TensorRT compute on it (docs/streams.md).
+        Dimensions: ints, the names of symbolic dimensions, None for unknown ones ([]: no shape).
+        """
+
+    def __repr__(self) -> str: ...
+
+class ModelMetadata:
+    """What a model says about itself (onnxruntime's ModelMetadata)."""
+
+    @property
+    def producer_name(self) -> str: ...
+
+    @property
+    def graph_name(self) -> str: ...
+
+    @property
+    def domain(self) -> str: ...
+
+    @property
+    def description(self) -> str: ...
+
+    @property
+    def graph_description(self) -> str: ...
+
+    @property
+    def version(self) -> int: ...
+
+    @property
+    def custom_metadata_map(self) -> dict: ...
+
+class Binding:
+    """
+    A run planned and bound once (Session.bind): every run() reruns the session on the same feed tensors into the same outputs (ortdlpack::Binding).
+    """
+
+    def run(self, run_options: object | None = None) -> list:
+        """
+        Runs the session and returns the outputs: the same objects every run, written in place. run_options: an onnxruntime.RunOptions for this run.
+        """
+
+    @property
+    def output_names(self) -> list[str]: ...
+
+class Session:
+    """
+    An ONNX Runtime session created and run in C++, with onnxruntime.InferenceSession's interface: feeds and outputs are DLPack tensors, bound without copies (see ortdlpack::Session). ortdlpack.InferenceSession is this class.
+    """
+
+    def __init__(self, path_or_bytes: object, sess_options: object | None = None, providers: object | None = None, provider_options: object | None = None, *, intra_op_num_threads: int | None = None, inter_op_num_threads: int | None = None, ep: str | None = None, ep_options: dict | None = None, config: dict | None = None, stream: int | None = None, output_type: str | None = None) -> None:
+        """
+        path_or_bytes: a path or the model's bytes. sess_options: an onnxruntime.SessionOptions, everything set on it kept. providers: onnxruntime's list of names or (name, options) pairs, provider_options one dict per provider; or ep, ep_options: one EP. intra_op_num_threads, inter_op_num_threads, config (session config entries) apply on top of sess_options. stream: a native stream handle of the EP's device every run is ordered with (docs/streams.md). output_type: the default of run() and bind().
         """
 
     @property
@@ -140,10 +202,52 @@ class Session:
     @property
     def output_names(self) -> object: ...
 
-    def run(self, feeds: object, output_names: object | None = None, *, outputs: object | None = None, device: object | None = None) -> object:
+    def get_inputs(self) -> list: ...
+
+    def get_outputs(self) -> list: ...
+
+    def get_providers(self) -> list[str]: ...
+
+    def get_modelmeta(self) -> ModelMetadata: ...
+
+    def end_profiling(self) -> str:
         """
-        Runs on feeds {name: DLPack producer} and returns the outputs named in output_names (None: all) as Tensors. outputs: {name: preallocated destination} written in place. device: where other outputs go.
+        Ends profiling (sess_options.enable_profiling) and returns the profile's file name.
         """
+
+    def get_profiling_start_time_ns(self) -> int: ...
+
+    def run(self, *args: object, input_feed: object | None = None, output_names: object | None = None, outputs: object | None = None, device: object | None = None, output_type: str | None = None, run_options: object | None = None) -> list:
+        """
+        run(feeds, output_names=None, *, outputs=None, device=None, output_type=None, run_options=None), feeds {name: DLPack producer}, returns ortdlpack.Tensors; or onnxruntime's run(output_names, input_feed, run_options=None), returns outputs like the feeds. outputs: {name: preallocated destination} written in place. device: where other outputs go. output_type: 'ortdlpack', 'torch', 'numpy', 'cupy', 'jax' or 'like_feeds'.
+        """
+
+    def bind(self, feeds: object, output_names: object | None = None, *, outputs: object | None = None, device: object | None = None, output_type: str | None = None) -> Binding:
+        """
+        Plans and binds a run once: the Binding's run() reruns it on the same tensors (contents may change, shapes may not), into the same outputs.
+        """
+
+def run(session: onnxruntime.InferenceSession, feeds: object, output_names: object | None = None, *, outputs: object | None = None, device: object | None = None, run_options: object | None = None, output_type: str | None = None) -> list:
+    """
+    Runs `session` on `feeds` and returns the outputs (ortdlpack.Tensors by default), in `output_names` order.
+
+    session: an onnxruntime.InferenceSession.
+    feeds: input name -> DLPack producer, onnxruntime.OrtValue, ortdlpack.Tensor, list or scalar; every model input
+        exactly once. Imported without a copy unless ORT cannot hold the layout (lists and scalars: converted with numpy
+        to the declared element type).
+    output_names: outputs to return (default: all, in model order).
+    outputs: output name -> preallocated DLPack destination (e.g. a torch tensor); ORT writes the result into it (it
+        must be writable, compact, in memory the session writes, and match the model's type and shape).
+    device: where outputs without a destination are allocated (anything ortdlpack.Device takes). Default: where the
+        session's execution provider produces them.
+    run_options: an onnxruntime.RunOptions, passed through.
+    output_type: 'ortdlpack' (the default), 'torch', 'numpy', 'cupy', 'jax' or 'like_feeds' (the first feed's
+        framework), each over the output's memory; 'numpy' places the outputs in host memory.
+    Raises ValueError (unknown, duplicate or missing names; element type, rank or dimension mismatch; a read-only
+    destination; a device the session cannot produce outputs on), BufferError (a destination that would need a copy or
+    that the session cannot write), TypeError (a feed that is no tensor, a session that is no InferenceSession,
+    run_options that are no RunOptions, arguments of the wrong type), RuntimeError (the run failed).
+    """
 
 def register_device(name: str, ort_device_type: str | int, vendor_id: int, memory_type: str | int, dl_device_type: str | int) -> None:
     """

@@ -5,6 +5,9 @@
 #include <Python.h>
 #include <dlpack/dlpack.h>
 #include <nanobind/nanobind.h>
+// In every file: nb::cast<std::string> instantiated without its caster throws std::bad_cast, and the linker keeps one
+// instantiation for all files.
+#include <nanobind/stl/string.h>
 
 #include <exception>
 #include <functional>
@@ -140,8 +143,30 @@ PyTypeObject* tensor_type();
 // A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed
 // sub-byte types, which numpy (ml_dtypes) holds one element per byte: then only when `copy` allows.
 nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy);
+// The numpy dtype of an element type (ml_dtypes' for bfloat16, float8, int4, ...).
+nb::object numpy_dtype_of(ONNXTensorElementDataType type);
 inline bool is_tensor(nb::handle h) { return Py_TYPE(h.ptr()) == tensor_type() || PyObject_TypeCheck(h.ptr(), tensor_type()); }
 inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
+
+// outputs.cc -----------------------------------------------------------------------------------------------------
+// output_type=: the framework a run's outputs are made in (ortdlpack.Tensor, torch, numpy, cupy, jax, or that of the
+// feeds: framework_of the first feed).
+enum class OutputType { kTensor, kTorch, kNumpy, kCupy, kJax, kLikeFeeds };
+// "ortdlpack", "torch", "numpy", "cupy", "jax", "like_feeds" (not None): TypeError/ValueError naming `what`.
+OutputType to_output_type(nb::handle spec, const char* what);
+// The framework of a feed: torch, numpy (lists and scalars too: they become numpy arrays), cupy, jax, else Tensor.
+OutputType framework_of(nb::handle feed);
+// Whether outputs of that type must be allocated in host memory (numpy).
+bool needs_host(OutputType type);
+// `t` as an object of the framework (kTensor, kLikeFeeds: an ortdlpack.Tensor), sharing its memory.
+nb::object to_framework(const Tensor& t, OutputType type);
+nb::object to_frameworks(const std::vector<Tensor>& tensors, OutputType type);
+
+// onnxruntime_options.cc -----------------------------------------------------------------------------------------
+// The ORT struct behind an onnxruntime.SessionOptions / onnxruntime.RunOptions (borrowed: valid while the Python
+// object lives), or NULL when the installed onnxruntime does not hand it out.
+const OrtSessionOptions* onnxruntime_session_options(nb::handle options);
+const OrtRunOptions* onnxruntime_run_options(nb::handle options);
 
 // session.cc -----------------------------------------------------------------------------------------------------
 // ortdlpack.Session: an OrtSession made with the C API on env() and run by ortdlpack::Session.

@@ -110,7 +110,6 @@ NB_MODULE(_ortdlpack, m) {
   bind_session(m);
   bind_config(m);
 
-  m.attr("_IDLE_BINDINGS") = ortdlpack::kIdleBindings;
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { g_exiting = true; }));
   ortdlpack::python::set_ep_package_finder(&find_ep_packages);
 

@@ -70,6 +70,12 @@ PyArray_Descr* descr_of(ONNXTensorElementDataType type) {
   return descr;
 }
 
+}  // namespace
+
+nb::object numpy_dtype_of(ONNXTensorElementDataType type) { return nb::borrow(reinterpret_cast<PyObject*>(descr_of(type))); }
+
+namespace {
+
 // Tensor.__array__(dtype=None, copy=None), numpy 2's protocol: copy=False raises (a ValueError) when a copy is
 // needed, for the memory (placement.h) and for the dtype alike.
 nb::object to_numpy(nb::handle self, nb::handle dtype, nb::handle copy) {
@@ -93,6 +99,24 @@ nb::object to_numpy(nb::handle self, nb::handle dtype, nb::handle copy) {
     }
   }
   return arr;
+}
+
+// Tensor.data_ptr's value: an int subclass whose call returns the plain int (the property stays an int, and reads as
+// torch's and onnxruntime's data_ptr() methods too). The class is made once, by type(), with a C++ __call__.
+nb::object address(const void* p) {
+  static PyObject* const cls = [] {
+    nb::dict ns;
+    ns["__slots__"] = nb::tuple();
+    ns["__module__"] = "ortdlpack";
+    ns["__doc__"] = "An address: an int; calling it returns the int (as torch's data_ptr() does).";
+    ns["__call__"] = nb::cpp_function([](nb::handle self) { return nb::steal(PyNumber_Long(self.ptr())); },
+                                      nb::is_method(), nb::name("__call__"));
+    return nb::handle(reinterpret_cast<PyObject*>(&PyType_Type))("Address", nb::make_tuple(nb::handle(
+                                                                     reinterpret_cast<PyObject*>(&PyLong_Type))), ns)
+        .release()
+        .ptr();  // process lifetime
+  }();
+  return nb::handle(cls)(nb::steal(PyLong_FromVoidPtr(const_cast<void*>(p))));
 }
 
 std::string repr(const Tensor& t) {
@@ -191,8 +215,18 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro("dtype", [](nb::handle self) { return std::string(dtype_name(tensor_of(self).tensor.element_type())); },
                    "numpy-style name of the element type ('float32', 'bool', 'bfloat16', 'float8_e4m3fn', 'int4', ...).")
       .def_prop_ro("device", [](nb::handle self) { return Device{tensor_of(self).tensor.device(), nullptr}; })
-      .def_prop_ro("data_ptr", [](nb::handle self) { return reinterpret_cast<uintptr_t>(tensor_of(self).tensor.data()); },
-                   "Address of the first element (a device address for device memory), as an int.")
+      .def_prop_ro("data_ptr", [](nb::handle self) { return address(tensor_of(self).tensor.data()); },
+                   nb::sig("def data_ptr(self) -> int"),
+                   "Address of the first element (a device address for device memory): an int that can also be "
+                   "called, so t.data_ptr and t.data_ptr() (torch's and onnxruntime OrtValue's spelling) both give "
+                   "it.")
+      .def("as_framework", [](nb::handle self, nb::handle output_type) -> nb::object {
+        const OutputType type = to_output_type(output_type, "output_type");
+        if (type == OutputType::kLikeFeeds) throw nb::value_error("as_framework: 'like_feeds' names no framework here");
+        return type == OutputType::kTensor ? nb::borrow(self) : to_framework(tensor_of(self).tensor, type);
+      }, nb::arg("output_type"), nb::sig("def as_framework(self, output_type: str) -> object"),
+           "This tensor as a 'torch', 'numpy', 'cupy' or 'jax' array over the same memory, made as run()'s "
+           "output_type makes outputs (torch through its C exchange API; ordered for torch's current stream).")
       .def_prop_ro("read_only", [](nb::handle self) { return tensor_of(self).tensor.read_only(); },
                    "True when the producer's memory is read-only (DLPack READ_ONLY flag).")
       .def_prop_ro("ortvalue", [](nb::handle self) { return ortvalue_of(tensor_of(self).tensor); },

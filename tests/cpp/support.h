@@ -10,6 +10,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "model_builder.h"
@@ -62,13 +63,36 @@ inline std::string pb_field(uint32_t number, const std::string& bytes) {
   return pb_varint((number << 3) | 2) + pb_varint(bytes.size()) + bytes;
 }
 
-// The ModelProto bytes of y = Identity(x) on float[n] (opset 13).
+// y = Identity(x) on float[d] (opset 13), as ModelProto bytes: d is `n`, or the symbolic `dim_param` (with its
+// `denotation`) when that is set; the metadata fields as given.
+struct IdentityModel {
+  uint64_t n = 2;
+  std::string dim_param;
+  std::string denotation;
+  std::string producer_name, domain, doc_string, graph_name = "g", graph_doc_string;
+  uint64_t model_version = 0;
+  std::vector<std::pair<std::string, std::string>> metadata_props;
+};
+inline std::string model_bytes(const IdentityModel& m) {
+  std::string dim = m.dim_param.empty() ? pb_field(1, m.n) : pb_field(2, m.dim_param);
+  if (!m.denotation.empty()) dim += pb_field(3, m.denotation);
+  const std::string type = pb_field(1, pb_field(1, uint64_t{1}) + pb_field(2, pb_field(1, dim)));
+  std::string graph = pb_field(1, pb_field(1, "x") + pb_field(2, "y") + pb_field(4, "Identity")) +
+                      pb_field(2, m.graph_name) + pb_field(11, pb_field(1, "x") + pb_field(2, type)) +
+                      pb_field(12, pb_field(1, "y") + pb_field(2, type));
+  if (!m.graph_doc_string.empty()) graph += pb_field(10, m.graph_doc_string);
+  std::string model = pb_field(1, uint64_t{8}) + pb_field(7, graph) + pb_field(8, pb_field(1, "") + pb_field(2, uint64_t{13}));
+  if (!m.producer_name.empty()) model += pb_field(2, m.producer_name);
+  if (!m.domain.empty()) model += pb_field(4, m.domain);
+  if (m.model_version != 0) model += pb_field(5, m.model_version);
+  if (!m.doc_string.empty()) model += pb_field(6, m.doc_string);
+  for (const auto& [key, value] : m.metadata_props) model += pb_field(14, pb_field(1, key) + pb_field(2, value));
+  return model;
+}
 inline std::string identity_model_bytes(uint64_t n) {
-  const std::string type = pb_field(1, pb_field(1, uint64_t{1}) + pb_field(2, pb_field(1, pb_field(1, n))));
-  const std::string graph = pb_field(1, pb_field(1, "x") + pb_field(2, "y") + pb_field(4, "Identity")) +
-                            pb_field(2, "g") + pb_field(11, pb_field(1, "x") + pb_field(2, type)) +
-                            pb_field(12, pb_field(1, "y") + pb_field(2, type));
-  return pb_field(1, uint64_t{8}) + pb_field(7, graph) + pb_field(8, pb_field(1, "") + pb_field(2, uint64_t{13}));
+  IdentityModel m;
+  m.n = n;
+  return model_bytes(m);
 }
 
 }  // namespace ortdlpack::test

@@ -18,6 +18,9 @@
 #include "producer.h"
 #include "support.h"
 #include "ortdlpack/ortdlpack.h"
+#ifdef ORTDLPACK_VD_PATH
+#include "virtual_device_env.h"
+#endif
 
 namespace {
 
@@ -368,6 +371,366 @@ TEST_F(SessionTest, ConcurrentRunsShareOneSession) {
   b.join();
   EXPECT_EQ(failures.load(), 0);
 }
+
+// --- SessionConfig: what onnxruntime.SessionOptions sets ------------------------------------------------------
+
+std::string TempPath(const std::string& name) { return ::testing::TempDir() + name; }
+
+bool FileExists(const std::string& path) {
+  FILE* f = std::fopen(path.c_str(), "rb");
+  if (f != nullptr) std::fclose(f);
+  return f != nullptr;
+}
+
+TEST(SessionConfigTest, EverySettingReachesOrt) {
+  ortdlpack::test::IdentityModel spec;
+  spec.dim_param = "N";
+  const std::string model = ortdlpack::test::model_bytes(spec);
+  ortdlpack::SessionConfig c;
+  c.intra_op_num_threads = 1;
+  c.inter_op_num_threads = 1;
+  c.use_per_session_threads = true;
+  c.graph_optimization_level = ORT_ENABLE_EXTENDED;
+  c.execution_mode = ORT_PARALLEL;
+  c.optimized_model_filepath = TempPath("ortdlpack_optimized.onnx");
+  c.enable_cpu_mem_arena = false;
+  c.enable_mem_pattern = false;
+  c.enable_mem_reuse = true;   // the default: accepted
+  c.execution_order = "DEFAULT";
+  c.use_deterministic_compute = true;
+  c.log_severity_level = 3;
+  c.log_verbosity_level = 0;
+  c.log_id = "ortdlpack-test";
+  c.entries = {{"session.intra_op.allow_spinning", "0"}};
+  c.free_dimension_overrides_by_name = {{"N", 3}};
+  std::remove(c.optimized_model_filepath->c_str());
+  ortdlpack::Session s(model.data(), model.size(), c);
+  EXPECT_TRUE(FileExists(*c.optimized_model_filepath)) << "ORT saved the optimized model";
+  std::remove(c.optimized_model_filepath->c_str());
+  // The override fixed N: the session declares float32[3] and refuses any other length.
+  EXPECT_EQ(s.inputs()[0].shape, (std::vector<int64_t>{3}));
+  float x[3] = {1, 2, 3};
+  EXPECT_EQ(static_cast<const float*>(s.run({{"x", Import(x, {3})}})[0].data())[2], 3.0f);
+  ExpectInvalid([&] { s.run({{"x", Import(x, {2})}}); }, {"dimension 0 mismatch"});
+  EXPECT_EQ(s.end_profiling(), "");  // not enabled: no profile
+}
+
+TEST(SessionConfigTest, BaseOptionsAreKeptAndTheFieldsApplyOnTop) {
+  ortdlpack::test::IdentityModel spec;
+  spec.dim_param = "N";
+  const std::string model = ortdlpack::test::model_bytes(spec);
+  OrtSessionOptions* raw = nullptr;
+  ortdlpack::check(g_api->CreateSessionOptions(&raw));
+  const ortdlpack::Owned<OrtSessionOptions> base(raw);
+  ortdlpack::check(g_api->AddFreeDimensionOverrideByName(raw, "N", 4));  // no getter exists: only a copy keeps it
+  ortdlpack::SessionConfig c;
+  c.base = raw;
+  c.intra_op_num_threads = 1;
+  ortdlpack::Session s(model.data(), model.size(), c);
+  EXPECT_EQ(s.inputs()[0].shape, (std::vector<int64_t>{4}));
+  ortdlpack::Session unfixed(model.data(), model.size(), {});
+  EXPECT_EQ(unfixed.inputs()[0].shape, (std::vector<int64_t>{-1}));
+  c.entries = {{"session.use_env_allocators", "1"}};  // applied to the copy, not to the base
+  ortdlpack::Session t(model.data(), model.size(), c);
+  int has = 1;
+  ortdlpack::check(g_api->HasSessionConfigEntry(raw, "session.use_env_allocators", &has));
+  EXPECT_EQ(has, 0);
+}
+
+TEST(SessionConfigTest, FreeDimensionByDenotation) {
+  ortdlpack::test::IdentityModel spec;
+  spec.dim_param = "batch";
+  spec.denotation = "DATA_BATCH";
+  const std::string model = ortdlpack::test::model_bytes(spec);
+  ortdlpack::SessionConfig c;
+  c.free_dimension_overrides_by_denotation = {{"DATA_BATCH", 5}};
+  ortdlpack::Session s(model.data(), model.size(), c);
+  EXPECT_EQ(s.inputs()[0].shape, (std::vector<int64_t>{5}));
+  ortdlpack::Session unfixed(model.data(), model.size(), {});
+  EXPECT_EQ(unfixed.inputs()[0].shape, (std::vector<int64_t>{-1}));
+  EXPECT_EQ(unfixed.inputs()[0].dim_names, (std::vector<std::string>{"batch"}));
+}
+
+TEST(SessionConfigTest, ProfilingWritesAProfileWithThePrefix) {
+  const std::string model = ortdlpack::test::identity_model_bytes(2);
+  ortdlpack::SessionConfig c;
+  c.enable_profiling = true;
+  c.profile_file_prefix = TempPath("ortdlpack_profile");
+  ortdlpack::Session s(model.data(), model.size(), c);
+  EXPECT_GT(s.profiling_start_ns(), 0u);
+  float x[2] = {1, 2};
+  s.run({{"x", Import(x, {2})}});
+  const std::string file = s.end_profiling();
+  EXPECT_EQ(file.rfind(*c.profile_file_prefix, 0), 0u) << file;
+  EXPECT_TRUE(FileExists(file)) << file;
+  std::remove(file.c_str());
+}
+
+TEST(SessionConfigTest, RefusedSettingsNameTheField) {
+  const std::string model = ortdlpack::test::identity_model_bytes(2);
+  const auto refused = [&](const std::function<void(ortdlpack::SessionConfig&)>& set,
+                           const std::vector<std::string>& fragments) {
+    ortdlpack::SessionConfig c;
+    set(c);
+    ExpectInvalid([&] { ortdlpack::Session(model.data(), model.size(), c); }, fragments);
+  };
+  refused([](auto& c) { c.intra_op_num_threads = -1; }, {"intra_op_num_threads must be >= 0, got -1"});
+  refused([](auto& c) { c.inter_op_num_threads = -2; }, {"inter_op_num_threads"});
+  refused([](auto& c) { c.log_severity_level = 5; }, {"log_severity_level", "got 5"});
+  refused([](auto& c) { c.log_severity_level = -1; }, {"log_severity_level"});
+  refused([](auto& c) { c.log_verbosity_level = -1; }, {"log_verbosity_level"});
+  refused([](auto& c) { c.graph_optimization_level = 7; },
+          {"graph_optimization_level 7", "ORT_ENABLE_ALL (99)"});
+  refused([](auto& c) { c.execution_mode = 2; }, {"execution_mode 2"});
+  refused([](auto& c) { c.enable_mem_reuse = false; }, {"enable_mem_reuse", "C API has no call"});
+  refused([](auto& c) { c.execution_order = "PRIORITY_BASED"; }, {"execution_order 'PRIORITY_BASED'"});
+  refused([](auto& c) { c.profile_file_prefix = "p"; }, {"profile_file_prefix needs enable_profiling"});
+  refused([](auto& c) { c.free_dimension_overrides_by_name = {{"N", -1}}; }, {"free dimension 'N'", "-1"});
+  refused([](auto& c) { c.free_dimension_overrides_by_denotation = {{"", 1}}; }, {"names no dimension"});
+  refused([](auto& c) { c.ep = "cpu", c.providers = {{"cpu", {}}}; }, {"set ep or providers, not both"});
+  refused([](auto& c) { c.providers = {{"cpu", {}}, {"CPUExecutionProvider", {}}}; },
+          {"'CPUExecutionProvider' is listed twice"});
+  refused([](auto& c) { c.providers = {{"", {}}}; }, {""});
+  refused([](auto& c) { c.providers = {{"NoSuchExecutionProvider", {}}}; }, {"NoSuchExecutionProvider"});
+}
+
+TEST(SessionConfigTest, GlobalThreadPoolsAreAskedOfTheEnv) {
+  // use_per_session_threads=false reaches ORT, which refuses it on an env created without global thread pools.
+  const std::string model = ortdlpack::test::identity_model_bytes(2);
+  ortdlpack::SessionConfig c;
+  c.use_per_session_threads = false;
+  try {
+    ortdlpack::Session(model.data(), model.size(), c);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(std::string(e.what()).find("thread"), std::string::npos) << e.what();
+  }
+}
+
+TEST(SessionConfigTest, ProvidersAreListedInOrtsNamesCpuLast) {
+  const std::string model = ortdlpack::test::identity_model_bytes(2);
+  const auto providers = [&](const ortdlpack::SessionConfig& c) {
+    return ortdlpack::Session(model.data(), model.size(), c).providers();
+  };
+  const std::vector<std::string> cpu{"CPUExecutionProvider"};
+  EXPECT_EQ(providers({}), cpu);
+  ortdlpack::SessionConfig c;
+  c.ep = "cpu";
+  EXPECT_EQ(providers(c), cpu);
+  c = {};
+  c.providers = {{"CPUExecutionProvider", {}}};
+  EXPECT_EQ(providers(c), cpu);
+  c.providers = {{"cpu", {{"arena_extend_strategy", "kSameAsRequested"}}}};
+  EXPECT_EQ(providers(c), cpu);
+  // A listed CPU EP is appended, as onnxruntime appends it: ORT then refuses it beside a disabled CPU fallback.
+  c.providers = {{"CPUExecutionProvider", {}}};
+  c.entries = {{"session.disable_cpu_ep_fallback", "1"}};
+  EXPECT_THROW(providers(c), Error);
+}
+
+TEST(SessionConfigTest, ABorrowedSessionListsTheCpuEp) {
+  SessionPtr add(AddModel());
+  EXPECT_EQ(ortdlpack::Session(add.get()).providers(), std::vector<std::string>{"CPUExecutionProvider"});
+}
+
+// --- metadata ------------------------------------------------------------------------------------------------------
+
+TEST(SessionMetadataTest, ModelFieldsAndCustomMetadata) {
+  ortdlpack::test::IdentityModel spec;
+  spec.producer_name = "ortdlpack-tests";
+  spec.domain = "org.example";
+  spec.doc_string = "an identity";
+  spec.graph_name = "identity_graph";
+  spec.graph_doc_string = "the graph";
+  spec.model_version = 7;
+  spec.metadata_props = {{"zeta", "last"}, {"author", "me"}};
+  const std::string model = ortdlpack::test::model_bytes(spec);
+  ortdlpack::Session s(model.data(), model.size(), {});
+  const ortdlpack::ModelMetadata m = s.metadata();
+  EXPECT_EQ(m.producer_name, "ortdlpack-tests");
+  EXPECT_EQ(m.graph_name, "identity_graph");
+  EXPECT_EQ(m.domain, "org.example");
+  EXPECT_EQ(m.description, "an identity");
+  EXPECT_EQ(m.graph_description, "the graph");
+  EXPECT_EQ(m.version, 7);
+  using KV = std::vector<std::pair<std::string, std::string>>;
+  EXPECT_EQ(m.custom_metadata_map, (KV{{"author", "me"}, {"zeta", "last"}}));
+  const ortdlpack::ModelMetadata empty = ortdlpack::Session(ortdlpack::test::identity_model_bytes(2).data(),
+                                                            ortdlpack::test::identity_model_bytes(2).size(), {})
+                                             .metadata();
+  EXPECT_EQ(empty.producer_name, "");
+  EXPECT_TRUE(empty.custom_metadata_map.empty());
+}
+
+TEST_F(SessionTest, IoInfoCarriesTheOnnxTypeString) {
+  ortdlpack::Session s(mm_.get());
+  EXPECT_EQ(s.inputs()[0].onnx_type, "tensor(float)");
+  EXPECT_EQ(s.outputs()[1].onnx_type, "tensor(float)");
+  EXPECT_EQ(std::string(ortdlpack::onnx_dtype_name(ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE)), "double");
+  EXPECT_EQ(std::string(ortdlpack::onnx_dtype_name(ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING)), "string");
+  EXPECT_EQ(std::string(ortdlpack::onnx_dtype_name(ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED)), "undefined");
+  for (auto t : {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16,
+                 ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN,
+                 ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4}) {
+    EXPECT_EQ(ortdlpack::dtype_from_onnx_name(ortdlpack::onnx_dtype_name(t)), t);  // one table, both ways
+  }
+}
+
+// --- Binding: bind once, run many ----------------------------------------------------------------------------------
+
+TEST_F(SessionTest, BindingRerunsOnTheSameTensorsIntoTheSameOutputs) {
+  ortdlpack::Session s(add_.get());
+  std::vector<float> x(x_, x_ + 100), y(y_, y_ + 100);
+  ortdlpack::Binding b = s.bind({{"x", Import(x.data(), {1, 100})}, {"y", Import(y.data(), {1, 100})}});
+  EXPECT_TRUE(b.outputs().empty());
+  EXPECT_EQ(b.output_names(), std::vector<std::string>{"z"});
+  const void* first = nullptr;
+  for (int run = 0; run < 5; ++run) {
+    for (float& v : x) v += 1.0f;  // contents change between runs; the tensors stay
+    const std::vector<Tensor>& out = b.run();
+    ASSERT_EQ(out.size(), 1u);
+    if (run == 0) first = out[0].data();
+    EXPECT_EQ(out[0].data(), first) << "the output stays where the first run allocated it";
+    const auto* z = static_cast<const float*>(out[0].data());
+    for (int i = 0; i < 100; ++i) ASSERT_EQ(z[i], x[i] + y[i]);
+  }
+  EXPECT_EQ(&b.outputs(), &b.run());
+  EXPECT_EQ(g_producers.deleted(), 0) << "the Binding holds its feeds";
+  b = ortdlpack::Binding();
+  EXPECT_EQ(g_producers.deleted(), 2) << "and releases them with itself";
+  ExpectInvalid([&] { b.run(); }, {"the Binding is empty"});
+}
+
+TEST_F(SessionTest, BindingWritesIntoDestinationsAndChecksLikeRun) {
+  ortdlpack::Session s(mm_.get());
+  std::vector<float> x(8, 1.0f), sbuf(8, 0.0f);
+  ortdlpack::RunOptions options;
+  options.destinations = {{"s", Import(sbuf.data(), {2, 4})}};
+  ortdlpack::Binding b = s.bind({{"x", Import(x.data(), {2, 4})}}, {"s", "y"}, options);
+  for (int run = 0; run < 3; ++run) {
+    x[3] = static_cast<float>(run);
+    const std::vector<Tensor>& out = b.run();
+    EXPECT_EQ(out[0].data(), static_cast<void*>(sbuf.data()));
+    EXPECT_EQ(sbuf[3], 2.0f * static_cast<float>(run));
+    EXPECT_EQ(out[1].shape(), (std::vector<int64_t>{2, 3}));
+  }
+  // bind() plans like run(): the same errors, before anything is bound.
+  ExpectInvalid([&] { s.bind({{"w", Import(x.data(), {2, 4})}}); }, {"unknown input 'w'"});
+  ExpectInvalid([&] { s.bind({{"x", Import(x.data(), {2, 4})}}, {"q"}); }, {"unknown output 'q'"});
+}
+
+TEST_F(SessionTest, BindingRunOptionsPerRun) {
+  ortdlpack::Session s(add_.get());
+  ortdlpack::Binding b = s.bind({{"x", Import(x_, {1, 100})}, {"y", Import(y_, {1, 100})}});
+  OrtRunOptions* raw = nullptr;
+  ortdlpack::check(g_api->CreateRunOptions(&raw));
+  const ortdlpack::Owned<OrtRunOptions> terminate(raw);
+  ortdlpack::check(g_api->RunOptionsSetTerminate(raw));
+  try {
+    b.run(raw);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kRuntime) << e.what();
+    EXPECT_NE(std::string(e.what()).find("run: the session failed"), std::string::npos) << e.what();
+  }
+  EXPECT_TRUE(b.outputs().empty()) << "a failed first run allocated nothing";
+  EXPECT_EQ(static_cast<const float*>(b.run()[0].data())[1], x_[1] + y_[1]);  // the binding is still usable
+}
+
+TEST(SessionBindingTest, KeepsItsSessionAlive) {
+  const std::string model = ortdlpack::test::identity_model_bytes(2);
+  float x[2] = {4, 5};
+  ortdlpack::Binding b;
+  {
+    ortdlpack::Session s(model.data(), model.size(), {});
+    b = s.bind({{"x", Import(x, {2})}});
+  }
+  x[1] = 6;
+  EXPECT_EQ(static_cast<const float*>(b.run()[0].data())[1], 6.0f);
+}
+
+TEST_F(SessionTest, ConcurrentRunsOfOneBindingAreSerialised) {
+  ortdlpack::Session s(add_.get());
+  ortdlpack::Binding b = s.bind({{"x", Import(x_, {1, 100})}, {"y", Import(y_, {1, 100})}});
+  std::atomic<int> failures{0};
+  auto worker = [&] {
+    for (int i = 0; i < 300; ++i) {
+      if (static_cast<const float*>(b.run()[0].data())[7] != x_[7] + y_[7]) failures.fetch_add(1);
+    }
+  };
+  std::thread t1(worker), t2(worker);
+  t1.join();
+  t2.join();
+  EXPECT_EQ(failures.load(), 0);
+}
+
+#ifdef ORTDLPACK_VD_PATH
+// On the virtual device: a session on the plugin EP (outputs in device memory), and a host session fed a device
+// tensor (staged to the host before every run).
+class SessionOnDevice : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() { vd = ortdlpack::test::VirtualDeviceEnv::load("ortdlpack_vd_session"); }
+  static void TearDownTestSuite() { vd.unload(); }
+  static std::vector<float> Read(const Tensor& t) {
+    const Tensor host = ortdlpack::to(t, DLDevice{kDLCPU, 0});
+    const auto* f = static_cast<const float*>(host.data());
+    return std::vector<float>(f, f + host.element_count());
+  }
+  static inline ortdlpack::test::VirtualDeviceEnv vd;
+};
+
+TEST_F(SessionOnDevice, ProvidersInPriorityOrder) {
+  const std::string model = ortdlpack::test::identity_model_bytes(8);
+  ortdlpack::SessionConfig c;
+  c.providers = {{"VirtualDeviceEP", {{"device_id", "1"}}}, {"CPUExecutionProvider", {}}};
+  ortdlpack::Session s(model.data(), model.size(), c);
+  EXPECT_EQ(s.providers(), (std::vector<std::string>{"VirtualDeviceEP", "CPUExecutionProvider"}));
+  ortdlpack::SessionConfig cpu_first;
+  cpu_first.providers = {{"cpu", {}}, {"VirtualDeviceEP", {{"device_id", "0"}}}};
+  ortdlpack::Session t(model.data(), model.size(), cpu_first);
+  EXPECT_EQ(t.providers(), (std::vector<std::string>{"CPUExecutionProvider", "VirtualDeviceEP"}));
+  ortdlpack::SessionConfig twice = c;
+  twice.providers.insert(twice.providers.begin(), {"VirtualDeviceEP", {{"device_id", "0"}}});
+  ExpectInvalid([&] { ortdlpack::Session(model.data(), model.size(), twice); }, {"'VirtualDeviceEP' is listed twice"});
+  // A stream belongs to the one EP besides the CPU EP.
+  twice.stream = 1;
+  ExpectInvalid([&] { ortdlpack::Session(model.data(), model.size(), twice); }, {"providers lists 2 besides the CPU EP"});
+}
+
+TEST_F(SessionOnDevice, BindingOutputsStayAtFixedDeviceAddresses) {
+  const std::string model = ortdlpack::test::identity_model_bytes(8);
+  ortdlpack::SessionConfig c;
+  c.ep = "VirtualDeviceEP";
+  c.ep_options = {{"device_id", "0"}};
+  ortdlpack::Session s(model.data(), model.size(), c);
+  const Tensor x = ortdlpack::allocate(kF32, {8}, vd.memory(0));
+  ortdlpack::RunOptions on_device;
+  on_device.output_memory = vd.memory(0);  // the EP runs no kernel itself: ORT copies the output there
+  ortdlpack::Binding b = s.bind({{"x", x}}, {}, on_device);
+  const void* first = nullptr;
+  for (int run = 0; run < 3; ++run) {
+    ortdlpack::copy(ortdlpack::test::host_iota(8, static_cast<float>(run)), x);
+    const std::vector<Tensor>& y = b.run();
+    if (run == 0) first = y[0].data();
+    EXPECT_EQ(y[0].data(), first);
+    EXPECT_TRUE(vd.is_device_pointer(y[0].data(), 8 * sizeof(float)));
+    EXPECT_EQ(Read(y[0]), Read(ortdlpack::test::host_iota(8, static_cast<float>(run))));
+  }
+}
+
+TEST_F(SessionOnDevice, ABoundDeviceFeedIsStagedAgainForEveryRun) {
+  const std::string model = ortdlpack::test::identity_model_bytes(8);
+  ortdlpack::Session s(model.data(), model.size(), {});  // a CPU session
+  const Tensor x = ortdlpack::allocate(kF32, {8}, vd.memory(1));
+  ortdlpack::copy(ortdlpack::test::host_iota(8, 0.0f), x);
+  ortdlpack::Binding b = s.bind({{"x", x}});
+  for (int run = 0; run < 3; ++run) {
+    const Tensor want = ortdlpack::test::host_iota(8, 10.0f * static_cast<float>(run));
+    ortdlpack::copy(want, x);
+    EXPECT_EQ(Read(b.run()[0]), Read(want));
+  }
+}
+#endif
 
 // Tests link GTest::gtest_main: ORT is handed to the core by a global environment.
 class InitEnvironment : public ::testing::Environment {

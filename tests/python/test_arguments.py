@@ -34,7 +34,8 @@ def _dst():
 
 # (id, error class, argument the message names, call(model, sessions))
 CASES = [
-    # Session(model, *, intra_op_num_threads, inter_op_num_threads, ep, ep_options, config, stream)
+    # Session(path_or_bytes, sess_options, providers, provider_options, *, intra_op_num_threads, inter_op_num_threads,
+    # ep, ep_options, config, stream, output_type): the onnxruntime arguments in test_dropin.py
     *[(f"intra_op_num_threads={v!r}", TypeError, "intra_op_num_threads",
        lambda m, s, v=v: od.Session(m, intra_op_num_threads=v)) for v in ("2", 1.5, b"2", [2])],
     *[(f"intra_op_num_threads={v!r}", ValueError, "intra_op_num_threads",
@@ -49,7 +50,7 @@ CASES = [
     ("config={'a': 1}", TypeError, "config", lambda m, s: od.Session(m, config={"a": 1})),
     ("stream='0'", TypeError, "stream", lambda m, s: od.Session(m, stream="0")),
     ("stream=-1", ValueError, "stream", lambda m, s: od.Session(m, stream=-1)),
-    ("model=42", TypeError, "model", lambda m, s: od.Session(42)),
+    ("path_or_bytes=42", TypeError, "path_or_bytes", lambda m, s: od.Session(42)),
     # ortdlpack.run(session, feeds, output_names=None, *, outputs=None, device=None, run_options=None)
     ("run(session=object())", TypeError, "session", lambda m, s: od.run(object(), _feeds())),
     ("run(run_options=3)", TypeError, "run_options", lambda m, s: od.run(s["run"], _feeds(), run_options=3)),
@@ -148,8 +149,13 @@ def test_cpu_ep_by_every_name(model, ep):
 # --- onnxruntime's argument order (item 11) ----------------------------------------------------------------------
 
 
-@pytest.mark.parametrize("kind", ["run", "Session"])
-def test_onnxruntime_order_says_the_expected_call(sessions, kind):
+def test_onnxruntime_order_says_the_expected_call(sessions):
     with pytest.raises(TypeError, match=r"ortdlpack's order is run\(\[session,\] feeds, output_names") as e:
-        _call(sessions, kind, None, _feeds())
+        _call(sessions, "run", None, _feeds())
     assert "_Planner" not in str(e.value)
+
+
+def test_session_run_takes_onnxruntime_order_too(sessions):
+    # Session is onnxruntime's drop-in (issue 19): run(output_names, input_feed) runs, outputs like the feeds.
+    (y,) = sessions["Session"].run(None, _feeds())
+    np.testing.assert_array_equal(y, sessions["run"].run(None, _feeds())[0])

@@ -1,0 +1,105 @@
+// onnxruntime's Python SessionOptions and RunOptions as the ORT structs they wrap, so that ortdlpack.Session honours
+// every setting a user made on them, whatever call made it and whether or not onnxruntime's Python can report it
+// (free dimension overrides, config entries, initializers and custom op libraries have no getter; the core starts
+// from a copy of the options, SessionConfig::base).
+//
+// onnxruntime.SessionOptions wraps onnxruntime::python::PySessionOptions, whose first and only base is ORT's
+// OrtSessionOptions; onnxruntime.RunOptions wraps OrtRunOptions itself. onnxruntime binds them with pybind11, whose
+// cross-binding conduit (`_pybind11_conduit_v1_`, pybind11 >= 2.13: onnxruntime 1.23 and later) hands the C++
+// pointer to a caller that names pybind11's platform ABI and the C++ type. The type is named by its mangled name,
+// which is what pybind11 compares (the Itanium C++ ABI's type_info equality); the ABI ids are those of the pybind11
+// builds in this process, read from the keys of their internals. What the conduit refuses (another ABI, another
+// type) gives NULL, never a wrong pointer.
+#include <cstring>
+#include <string>
+#include <typeinfo>
+#include <vector>
+
+#include "common.h"
+
+namespace ortdlpack::py {
+namespace {
+
+// A std::type_info naming a C++ type of onnxruntime's by its mangled name.
+struct ForeignType : std::type_info {
+  explicit ForeignType(const char* mangled) : std::type_info(mangled) {}
+};
+
+const ForeignType kPySessionOptions("N11onnxruntime6python16PySessionOptionsE");
+const ForeignType kOrtRunOptions("13OrtRunOptions");
+
+// pybind11 keeps its internals under "__pybind11_internals_v<N><id>__" (2.x: the id starts with '_') or
+// "__pybind11_internals_v<N>_<id>__" (3.x) in the interpreter's state dict (or builtins, before 2.10).
+void add_abi_ids(PyObject* dict, std::vector<std::string>& ids) {
+  if (dict == nullptr) return;
+  PyObject* key = nullptr;
+  PyObject* value = nullptr;
+  Py_ssize_t pos = 0;
+  constexpr const char kPrefix[] = "__pybind11_internals_v";
+  while (PyDict_Next(dict, &pos, &key, &value)) {
+    if (!PyUnicode_Check(key)) continue;
+    const char* k = PyUnicode_AsUTF8(key);
+    if (k == nullptr) {
+      PyErr_Clear();
+      continue;
+    }
+    std::string s(k);
+    if (s.compare(0, sizeof(kPrefix) - 1, kPrefix) != 0 || s.size() < sizeof(kPrefix) + 2) continue;
+    size_t i = sizeof(kPrefix) - 1;
+    while (i < s.size() && s[i] >= '0' && s[i] <= '9') ++i;  // the internals version
+    if (s.compare(s.size() - 2, 2, "__") != 0 || i >= s.size() - 2) continue;
+    const std::string id = s.substr(i, s.size() - 2 - i);
+    ids.push_back(id);
+    if (id[0] == '_') ids.push_back(id.substr(1));
+  }
+}
+
+std::vector<std::string> abi_ids() {
+  std::vector<std::string> ids;
+  add_abi_ids(PyInterpreterState_GetDict(PyInterpreterState_Get()), ids);
+  add_abi_ids(PyEval_GetBuiltins(), ids);
+  return ids;
+}
+
+// The C++ object of type `type` behind `obj`, or NULL.
+void* conduit(nb::handle obj, const std::type_info& type) {
+  PyObject* method = PyObject_GetAttrString(obj.ptr(), "_pybind11_conduit_v1_");
+  if (method == nullptr) {
+    PyErr_Clear();
+    return nullptr;
+  }
+  const nb::object call = nb::steal(method);
+  const nb::capsule info(static_cast<const void*>(&type), typeid(std::type_info).name());
+  const nb::bytes kind("raw_pointer_ephemeral");
+  const auto ask = [&](const std::string& id) -> void* {
+    const nb::object r = call(nb::bytes(id.data(), id.size()), info, kind);
+    if (!PyCapsule_CheckExact(r.ptr())) return nullptr;
+    void* p = PyCapsule_GetPointer(r.ptr(), PyCapsule_GetName(r.ptr()));
+    if (p == nullptr) PyErr_Clear();
+    return p;
+  };
+  static std::string known;  // the id that answered last (under the GIL)
+  if (!known.empty()) {
+    if (void* p = ask(known)) return p;
+  }
+  for (const std::string& id : abi_ids()) {
+    if (void* p = ask(id)) {
+      known = id;
+      return p;
+    }
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+const OrtSessionOptions* onnxruntime_session_options(nb::handle options) {
+  // PySessionOptions' first and only base is OrtSessionOptions: the same address.
+  return static_cast<const OrtSessionOptions*>(conduit(options, kPySessionOptions));
+}
+
+const OrtRunOptions* onnxruntime_run_options(nb::handle options) {
+  return static_cast<const OrtRunOptions*>(conduit(options, kOrtRunOptions));
+}
+
+}  // namespace ortdlpack::py

@@ -1,0 +1,151 @@
+// Outputs in the caller's framework (output_type=, issue 19): each ortdlpack::Tensor a run returns becomes a torch,
+// numpy, cupy or jax array over the same memory, made the cheapest way the framework has — torch through its C
+// exchange API (managed_tensor_to_py_object_no_sync of torch.Tensor.__dlpack_c_exchange_api__), numpy through its C
+// API (host_array), cupy and jax through their from_dlpack. Stream rules are those of any DLPack export
+// (docs/streams.md): a device tensor is made complete for the consumer's stream first (torch's current stream, as
+// torch.from_dlpack names it).
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nanobind/stl/string.h>
+
+#include "common.h"
+
+namespace ortdlpack::py {
+namespace {
+
+struct Name {
+  OutputType type;
+  const char* name;
+};
+constexpr Name kNames[] = {{OutputType::kTensor, "ortdlpack"}, {OutputType::kTorch, "torch"},
+                           {OutputType::kNumpy, "numpy"},      {OutputType::kCupy, "cupy"},
+                           {OutputType::kJax, "jax"},          {OutputType::kLikeFeeds, "like_feeds"}};
+
+std::string known_names() {
+  std::string s;
+  for (const Name& n : kNames) s += std::string(s.empty() ? "'" : ", '") + n.name + "'";
+  return s;
+}
+
+// A module attribute, imported once (process lifetime: modules are not unloaded).
+PyObject* attribute(const char* module, const char* name) {
+  return nb::object(nb::module_::import_(module).attr(name)).release().ptr();
+}
+
+PyTypeObject* torch_tensor_type() {
+  static PyObject* type = attribute("torch", "Tensor");
+  return reinterpret_cast<PyTypeObject*>(type);
+}
+
+// torch: the tensor handed to torch's C exchange API, which takes ownership of the DLPack tensor.
+nb::object to_torch(const Tensor& t) {
+  static const DLPackExchangeAPI* api = exchange_api_of(torch_tensor_type());
+  if (api == nullptr || api->managed_tensor_to_py_object_no_sync == nullptr) {
+    static PyObject* from_dlpack = attribute("torch", "from_dlpack");  // a torch without the C exchange API
+    return nb::borrow(from_dlpack)(wrap(t));
+  }
+  if (!t.host_accessible()) {
+    // Complete for the stream torch computes on now, as torch.from_dlpack asks of __dlpack__.
+    const DLDevice d = t.device();
+    void* stream = nullptr;
+    if (api->current_work_stream != nullptr && api->current_work_stream(d.device_type, d.device_id, &stream) != 0) {
+      throw nb::python_error();
+    }
+    nb::gil_scoped_release release;
+    order_for_consumer(t, stream != nullptr ? std::optional<int64_t>(reinterpret_cast<intptr_t>(stream))
+                                            : std::optional<int64_t>());
+  }
+  DLManagedTensorVersioned* managed = to_dlpack_versioned(t);
+  void* out = nullptr;
+  if (api->managed_tensor_to_py_object_no_sync(managed, &out) != 0) throw nb::python_error();  // it freed `managed`
+  return nb::steal(static_cast<PyObject*>(out));
+}
+
+// numpy: an array over the tensor's host memory, owned by a capsule holding a share of it.
+nb::object to_numpy(const Tensor& t) {
+  if (!t.host_accessible()) {
+    throw Error(ErrorKind::kInvalidArgument, "output_type 'numpy': the output is in " + describe_memory(t.memory_info()) +
+                                                 ", which numpy cannot read (its outputs are placed in host memory "
+                                                 "unless device= says otherwise)");
+  }
+  const nb::capsule owner(new Tensor(t), [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  return host_array(t, owner, CopyMode::kIfNeeded);
+}
+
+// The framework of a Python type by its module: torch.Tensor (and subclasses such as torch.nn.Parameter), numpy
+// arrays, cupy arrays, jax arrays (jaxlib's); anything else: ortdlpack's Tensor.
+OutputType framework_of_type(PyTypeObject* type) {
+  static PyObject* const key = PyUnicode_InternFromString("__module__");  // process lifetime
+  const nb::object module = nb::steal(PyObject_GetAttr(reinterpret_cast<PyObject*>(type), key));
+  const char* m = module.is_valid() && PyUnicode_Check(module.ptr()) ? PyUnicode_AsUTF8(module.ptr()) : nullptr;
+  if (m == nullptr) {
+    PyErr_Clear();
+    return OutputType::kTensor;
+  }
+  const auto starts = [&](const char* prefix) {
+    const size_t n = std::char_traits<char>::length(prefix);
+    return std::char_traits<char>::compare(m, prefix, n) == 0 && (m[n] == '\0' || m[n] == '.');
+  };
+  if (starts("torch")) return OutputType::kTorch;
+  if (starts("numpy")) return OutputType::kNumpy;
+  if (starts("cupy")) return OutputType::kCupy;
+  if (starts("jax") || starts("jaxlib")) return OutputType::kJax;
+  return OutputType::kTensor;
+}
+
+}  // namespace
+
+OutputType to_output_type(nb::handle spec, const char* what) {
+  if (!PyUnicode_Check(spec.ptr())) {
+    throw nb::type_error((std::string(what) + " must be None or one of " + known_names() + ", not " +
+                          type_name(spec.ptr())).c_str());
+  }
+  const std::string s = nb::cast<std::string>(spec);
+  for (const Name& n : kNames) {
+    if (s == n.name) return n.type;
+  }
+  throw nb::value_error((std::string(what) + " '" + s + "' is none of " + known_names()).c_str());
+}
+
+OutputType framework_of(nb::handle feed) {
+  // Lists and scalars become numpy arrays (like onnxruntime's feeds); an ortdlpack.Tensor stays a Tensor.
+  if (PyList_Check(feed.ptr()) || PyFloat_Check(feed.ptr()) || PyLong_Check(feed.ptr())) return OutputType::kNumpy;
+  if (is_tensor(feed)) return OutputType::kTensor;
+  return framework_of_type(Py_TYPE(feed.ptr()));
+}
+
+bool needs_host(OutputType type) { return type == OutputType::kNumpy; }
+
+nb::object to_framework(const Tensor& t, OutputType type) {
+  switch (type) {
+    case OutputType::kTorch:
+      return to_torch(t);
+    case OutputType::kNumpy:
+      return to_numpy(t);
+    case OutputType::kCupy: {
+      static PyObject* from_dlpack = attribute("cupy", "from_dlpack");
+      return nb::borrow(from_dlpack)(wrap(t));
+    }
+    case OutputType::kJax: {
+      static PyObject* from_dlpack = attribute("jax.dlpack", "from_dlpack");
+      return nb::borrow(from_dlpack)(wrap(t));
+    }
+    case OutputType::kTensor:
+    case OutputType::kLikeFeeds:  // resolved by the caller (framework_of); a Tensor when nothing says otherwise
+      break;
+  }
+  return wrap(t);
+}
+
+nb::object to_frameworks(const std::vector<Tensor>& tensors, OutputType type) {
+  nb::object list = nb::steal(PyList_New(static_cast<Py_ssize_t>(tensors.size())));
+  if (!list.is_valid()) throw nb::python_error();
+  for (size_t k = 0; k < tensors.size(); ++k) {
+    NB_LIST_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k), to_framework(tensors[k], type).release().ptr());
+  }
+  return list;
+}
+
+}  // namespace ortdlpack::py
