@@ -1,5 +1,6 @@
 #include "ortdlpack/session.h"
 
+#include <algorithm>
 #include <mutex>
 #include <string>
 #include <utility>
@@ -109,6 +110,12 @@ Owned<OrtSessionOptions> session_options(const SessionConfig& config, std::vecto
   }
   const std::string ep = ensure_ep(*config.ep);  // "" refused there
   ep_devices = detail::select_ep_devices(ep, config.ep_options);
+  // Outputs come from the env's shared allocators, not from the allocator of the session's own EP instance: an
+  // output may outlive its session, and freeing a WebGPU output after its session was released crashes in the EP
+  // (WebGPU EP 0.4, ORT 1.32, plain C API too) unless it came from the shared allocator. The caller's entry wins.
+  const bool caller_chose = std::any_of(config.entries.begin(), config.entries.end(),
+                                        [](const auto& e) { return e.first == "session.use_env_allocators"; });
+  if (!ep_devices.empty() && !caller_chose) check(api.AddSessionConfigEntry(raw, "session.use_env_allocators", "1"));
   std::vector<std::pair<std::string, std::string>> ep_options = config.ep_options;
   stream = caller_stream(config, ep, ep_devices, ep_options);
   std::vector<const char*> keys, values;
