@@ -174,7 +174,8 @@ FMAP_HW = INPUT_HW // 8
 
 def preprocess():
     """Decoded uint8 images in the layout image decoders such as torchvision.io.decode_image give (channels first)
-    -> normalised float at the model's input size."""
+    -> normalised float at the model's input size. (Channels last would cost a transpose that is slow on a software
+    WebGPU adapter, and a linear resize over H, W of NHWC gives wrong values on the WebGPU EP 0.4.)"""
     mean = np.array([0.485, 0.456, 0.406], dtype=np.float32).reshape(1, 3, 1, 1) * 255
     std = np.array([0.229, 0.224, 0.225], dtype=np.float32).reshape(1, 3, 1, 1) * 255
     consts = [

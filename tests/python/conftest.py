@@ -473,11 +473,13 @@ class Accelerator:
             pytest.skip(f"onnxruntime {ort.__version__} cannot bind {self.name} memory into an InferenceSession "
                         f"(from {'.'.join(map(str, self.run_needs))}; ortdlpack.run says so, tested elsewhere)")
 
-    def ran_on_the_ep(self, session: ort.InferenceSession) -> set:
+    def ran_on_the_ep(self, session: ort.InferenceSession) -> set | None:
         """Op types of the nodes the EP was assigned in `session` (made with
-        session.record_ep_graph_assignment_info=1)."""
-        return {n.op_type for g in session.get_provider_graph_assignment_info() if g.ep_name == self.ep_name
-                for n in g.get_nodes()}
+        session.record_ep_graph_assignment_info=1); None where onnxruntime does not report them (before 1.31)."""
+        assigned = session.get_provider_graph_assignment_info() if ORT_VERSION >= (1, 31) else []
+        if not assigned:
+            return None
+        return {n.op_type for g in assigned if g.ep_name == self.ep_name for n in g.get_nodes()}
 
 
 def _webgpu_device() -> ort.OrtEpDevice | None:
