@@ -232,11 +232,11 @@ def checked(paths, ref: np.ndarray, run_error: list, **tolerance):
     return kept
 
 
-def image_pipeline(target: Target, models: dict, budget: float, run_error: list):
+def image_pipeline(target: Target, models: dict, budget: float, run_error: list, batches):
     """Rows of the image pipeline at each batch size."""
     rows = []
     rng = np.random.default_rng(7)
-    for n in BATCHES:
+    for n in batches:
         images = rng.integers(0, 256, (n, 3, *IMAGE_HW), dtype=np.uint8)
         usual, with_run, with_session = three_ways(
             target, [models[m] for m in ("preprocess", "backbone", "pool_head")], "logits", images, (n, 10))
@@ -282,7 +282,7 @@ def elementwise_chain(target: Target, models: dict, budget: float, run_error: li
     return rows
 
 
-def cpu_reference(models: dict, budget: float) -> list:
+def cpu_reference(models: dict, budget: float, batches) -> list:
     """The image pipeline's usual path on the CPU EP alone, ms per batch: what the software adapter is up against."""
     opts = ort.SessionOptions()
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
@@ -302,20 +302,20 @@ def cpu_reference(models: dict, budget: float) -> list:
     return out
 
 
-def device_demo(target: Target, models: dict, budget: float, show_facts: bool = True):
+def device_demo(target: Target, models: dict, budget: float, batches=BATCHES, show_facts: bool = True):
     """Runs and prints both workloads on `target`; returns (caption, sections)."""
     caption = header(target.label)
     run_error: list = []
     sections = []
     print("\nimage pipeline: uint8 images 480x640 (host) -> preprocess -> backbone -> pool_head -> logits (host); "
           "results equal")
-    rows = image_pipeline(target, models, budget, run_error)
+    rows = image_pipeline(target, models, budget, run_error, batches)
     print_rows("batch", rows)
     sections.append(("image pipeline", "batch", rows))
     if target.ep == "webgpu":
-        cpu = cpu_reference(models, budget)
+        cpu = cpu_reference(models, budget, batches)
         print("  (the same pipeline on the CPU EP alone, usual path: "
-              + ", ".join(f"{t * 1e3:.1f} ms at batch {n}" for n, t in zip(BATCHES, cpu))
+              + ", ".join(f"{t * 1e3:.1f} ms at batch {n}" for n, t in zip(batches, cpu))
               + ": a software adapter is a CPU running GPU code; its copies are memcpys)")
     print("\nmemory-bound chain: y = (x + 1) * 0.5 twice, x and y2 on the host (last row: x already on the device, "
           "left there by an earlier stage); results equal")
@@ -327,20 +327,20 @@ def device_demo(target: Target, models: dict, budget: float, show_facts: bool = 
     print("bytes and copies per iteration by construction: usual = every feed in and every output out of each run; "
           "ortdlpack = the first feed in, the last output out")
     if show_facts:
-        device_facts(target, models)
+        device_facts(target, models, batches[-1])
     return caption, sections
 
 
-def device_facts(target: Target, models: dict) -> None:
+def device_facts(target: Target, models: dict, n: int) -> None:
     """Where the intermediates of one batch-64 iteration live and what ORT wrote where."""
     pre, bb, head = (target.session(models[m]) for m in ("preprocess", "backbone", "pool_head"))
-    images = np.zeros((64, 3, *IMAGE_HW), np.uint8)
+    images = np.zeros((n, 3, *IMAGE_HW), np.uint8)
     (x,) = pre.run({"images": images})
-    fmap_dest = ortdlpack.from_dlpack(np.zeros((64, 32, 28, 28), np.float32), device=target.device)
+    fmap_dest = ortdlpack.from_dlpack(np.zeros((n, 32, 28, 28), np.float32), device=target.device)
     (fmap,) = bb.run({"x": x}, outputs={"fmap": fmap_dest})
-    logits = np.empty((64, 10), np.float32)
+    logits = np.empty((n, 10), np.float32)
     (out,) = head.run({"fmap": fmap}, outputs={"logits": logits})
-    print("\nzero-copy facts (ortdlpack.Session, batch 64):")
+    print(f"\nzero-copy facts (ortdlpack.Session, batch {n}):")
     print(f"  x (preprocess output) on {x.device}; fmap on {fmap.device}, ORT wrote it into the preallocated device "
           f"tensor: same handle {fmap.data_ptr == fmap_dest.data_ptr}; logits written into the caller's numpy "
           f"array: same pointer {out.data_ptr == logits.ctypes.data}")
@@ -526,6 +526,8 @@ def arguments(description: str, argv, budget: float):
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--budget", type=float, default=budget, help="seconds of timing per case")
     parser.add_argument("--device", choices=("auto", "cuda", "webgpu", "virtual"), default="auto")
+    parser.add_argument("--batches", type=lambda v: tuple(int(b) for b in v.split(",")), default=BATCHES,
+                        help="batch sizes of the image pipeline on CUDA / WebGPU (default 1,64)")
     parser.add_argument("--models", default=os.path.join(tempfile.gettempdir(), "ortdlpack-models"))
     return parser.parse_args(argv)
 
@@ -537,14 +539,14 @@ def run_pipeline(args, show_facts: bool = True):
                                        "head"])
     if args.device in ("auto", "cuda"):
         if torch.cuda.is_available() and "CUDAExecutionProvider" in ort.get_available_providers():
-            return device_demo(cuda_target(), models, args.budget, show_facts)
+            return device_demo(cuda_target(), models, args.budget, args.batches, show_facts)
         if args.device == "cuda":
             print("no CUDA: torch.cuda.is_available() and onnxruntime-gpu's CUDAExecutionProvider are both needed")
             return None
     if args.device in ("auto", "webgpu"):
         target = webgpu_target()
         if not isinstance(target, str):
-            return device_demo(target, models, args.budget, show_facts)
+            return device_demo(target, models, args.budget, args.batches, show_facts)
         print(f"no WebGPU: {target}")
         if args.device == "webgpu":
             return None

@@ -63,6 +63,6 @@ def test_accelerator_pipeline(vd, device):
     virtual accelerator. `vd` skips, with the plugin's reason, on an onnxruntime the virtual accelerator cannot run
     on (< 1.29)."""
     needs("torch")
-    out = run_example("accelerator_pipeline.py", "--budget", "0.05", "--device", device)
+    out = run_example("accelerator_pipeline.py", "--budget", "0.05", "--device", device, "--batches", "1,2")
     assert "results equal" in out and "same pointer True" in out
     assert "same pointer False" not in out and "same handle False" not in out
