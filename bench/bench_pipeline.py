@@ -30,7 +30,7 @@ def main(argv=None) -> int:
         i = argv.index("--chart")
         chart_path = argv[i + 1]
         del argv[i : i + 2]
-    args = pipeline.arguments(__doc__, argv, budget=10.0)
+    args = pipeline.arguments(__doc__, argv, budget=25.0)
     result = pipeline.run_pipeline(args, show_facts=False)
     if result is None:
         return 2

@@ -147,8 +147,8 @@ def webgpu_target() -> Target | str:
     if ep_device.device.type == ort.OrtHardwareDeviceType.GPU:
         adapter = f"hardware adapter: {ep_device.device.vendor} GPU"
     else:
-        adapter = (f"software adapter: Mesa's lavapipe on the {ep_device.device.vendor} CPU, "
-                   f"{SOFTWARE_ADAPTER}=1 {'set by this demo' if set_here else 'from the environment'}")
+        origin = "set by accelerator_pipeline.py for its own process" if set_here else "from the environment"
+        adapter = f"software adapter: Mesa's lavapipe on the {ep_device.device.vendor} CPU, {SOFTWARE_ADAPTER}=1 " + origin
 
     def make_session(path, opts):
         opts.add_provider_for_devices([ep_device], {})

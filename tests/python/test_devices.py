@@ -436,7 +436,8 @@ def affine_model() -> bytes:
     """y = (x + 1) * 0.5: one input and one output of the same shape, so that runs chain."""
     one = helper.make_tensor("one", TensorProto.FLOAT, [], [1.0])
     half = helper.make_tensor("half", TensorProto.FLOAT, [], [0.5])
-    return _model([helper.make_node("Constant", [], ["c1"], value=one), helper.make_node("Constant", [], ["c2"], value=half),
+    return _model([helper.make_node("Constant", [], ["c1"], value=one),
+                   helper.make_node("Constant", [], ["c2"], value=half),
                    helper.make_node("Add", ["x", "c1"], ["s"]), helper.make_node("Mul", ["s", "c2"], ["y"])],
                   TensorProto.FLOAT, ["x"], ["y"])
 
