@@ -501,6 +501,9 @@ def webgpu_or_reason():
         importlib.metadata.distribution(WEBGPU_PACKAGE)
     except importlib.metadata.PackageNotFoundError:
         reason = f"{WEBGPU_PACKAGE} is not installed (pip install {WEBGPU_PACKAGE}; scripts/setup.sh does)"
+    if reason is None and "tensorflow" in sys.modules:
+        reason = ("tensorflow is imported in this process: its global LLVM symbols replace the ones Mesa's lavapipe "
+                  "compiles shaders with (a segfault); the WebGPU tests run before any test imports it")
     if reason is None and ORT_RELEASE < WEBGPU_MIN_ORT:
         reason = (f"onnxruntime {ort.__version__} is older than {'.'.join(map(str, WEBGPU_MIN_ORT))}, the oldest "
                   f"runtime {WEBGPU_PACKAGE} 0.4 registers with")
@@ -526,6 +529,18 @@ def webgpu_or_reason():
         sessions_broken=(f"onnxruntime {ort.__version__}: every session on {WEBGPU_PACKAGE} 0.4 fails ('invalid "
                          "ort_version_supported=30 (expected 1..26)')") if ORT_RELEASE[:2] == (1, 26) else None))
     return _WEBGPU[0]
+
+
+def _uses_webgpu(item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return ((callspec is not None and callspec.params.get("accel") == "webgpu")
+            or "webgpu" in getattr(item, "fixturenames", ()) or item.module.__name__ == "test_webgpu")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests on the WebGPU EP run first, before any test imports tensorflow (see webgpu_or_reason); the order is
+    otherwise kept."""
+    items[:] = [i for i in items if _uses_webgpu(i)] + [i for i in items if not _uses_webgpu(i)]
 
 
 @pytest.fixture(scope="session")
