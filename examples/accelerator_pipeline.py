@@ -1,33 +1,33 @@
 #!/usr/bin/env python3
-"""The two-model pipeline on an accelerator: the usual path against ortdlpack, with what moved between host and device.
+"""The accelerator pipeline: the usual path against ortdlpack, with what moves between host and device.
 
-    python examples/accelerator_pipeline.py [--budget SECONDS] [--device auto|cuda|virtual]
+    python examples/accelerator_pipeline.py [--budget SECONDS] [--device auto|cuda|webgpu|virtual]
 
-    images --[feature.onnx]--> feat --[step: normalise + ReLU]--> feat' --[head.onnx]--> logits
+Runs on the best device here, in this order: an NVIDIA GPU (torch and onnxruntime-gpu see CUDA), the WebGPU EP
+(onnxruntime-ep-webgpu: a hardware adapter where the machine has a GPU, else the software one, Mesa's lavapipe:
+any Linux machine), the virtual accelerator plugin EP shipped with ortdlpack.
 
-The images start in device memory and the logits are wanted there (the next stage runs on the device).
+On CUDA and WebGPU, two workloads (models from scripts/make_models.py), each run three ways:
 
-On a GPU (torch with CUDA and onnxruntime-gpu's CUDA EP present), the step is torch on the GPU:
-  usual      x.cpu().numpy() -> session.run -> torch.from_numpy(...).to("cuda") -> step -> .cpu().numpy()
-             -> session.run -> torch.from_numpy(...).to("cuda")
-  ortdlpack  ortdlpack.run(feature, {"x": x}) -> torch.from_dlpack -> step -> ortdlpack.run(head, ..., outputs=)
-             everything stays in GPU memory.
+  image pipeline   images uint8[N,3,480,640] --preprocess--> x float32[N,3,224,224] --backbone-->
+                   fmap float32[N,32,28,28] --pool_head--> logits float32[N,10]
+                   The images come decoded on the host (uint8, channels first, as torchvision.io.decode_image gives
+                   them); the logits are wanted on the host. The intermediates x and fmap are 60 % of the bytes the
+                   usual path moves.
+  memory-bound     y = (x + 1) * 0.5, run twice (x -> y1 -> y2), on 64 Ki and 1 Mi floats: next to no compute,
+  chain            so moving data is much of the work. x and y2 on the host, and once more with x already on the
+                   device (the middle of a device pipeline: an earlier stage left it there).
 
-Without, on the virtual accelerator plugin EP shipped with ortdlpack (memory the host cannot read; counters of
-every host<->device copy). Torch cannot read that memory, so:
-  usual      what onnxruntime's own Python API offers for device data: each model runs on the device through
-             IOBinding with device OrtValues; its output comes to the host with OrtValue.numpy(), the torch step runs
-             on the host, and the result goes back to the device with onnxruntime.copy_tensors.
-  ortdlpack  the step runs on the device too (step.onnx: the same normalisation in ONNX); ortdlpack.Session
-             (sessions with the same EP, run by ortdlpack's C++ core) keeps every intermediate in device memory:
-             ORT writes each output into a preallocated device tensor (outputs=). (ortdlpack.run on an
-             InferenceSession cannot take plugin-device outputs yet: onnxruntime's OrtValue does not export them.)
-The virtual EP computes nothing itself: ORT runs the nodes on the CPU and moves a device session's inputs and
-outputs through the EP's transfer. Those copies stand for the device's own compute, so they are counted apart
-("inside runs"); the copies the pipeline itself makes between runs are the ones the paths differ in.
+  usual              onnxruntime.InferenceSession.run with numpy: every run copies its feeds to the device and its
+                     outputs back, so each intermediate crosses twice
+  ortdlpack.run      the same InferenceSessions through ortdlpack.run: intermediates stay in device memory; the last
+                     output is written into the caller's numpy array
+  ortdlpack.Session  the same with sessions created and run by ortdlpack's C++ core
 
-Prints, for batch 1 and 64: time per iteration, host<->device bytes and copies per iteration, results checked
-equal; then the zero-copy facts (same pointers, deleter/free counts). Under a minute on 2 cores.
+Host<->device bytes and copies per iteration are counted by construction (the tensors that cross). Every path's
+results are checked equal to the usual path's. On the virtual accelerator (which computes nothing itself) the
+two-model pipeline with the images and logits in device memory runs instead, its copies counted by the device
+(see virtual_demo). Under a minute on 2 cores.
 """
 
 from __future__ import annotations
@@ -35,10 +35,14 @@ from __future__ import annotations
 import argparse
 import ctypes
 import gc
+import importlib.metadata
 import os
 import platform
+import re
+import subprocess
 import sys
 import tempfile
+import time
 
 import numpy as np
 import onnxruntime as ort
@@ -46,7 +50,7 @@ import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
 sys.path.insert(0, os.path.join(ROOT, "scripts"))
-from make_models import make_models  # noqa: E402
+from make_models import IMAGE_HW, make_models  # noqa: E402
 
 import ortdlpack  # noqa: E402
 import ortdlpack.testing  # noqa: E402
@@ -55,8 +59,13 @@ sys.path.insert(0, os.path.join(ROOT, "examples"))
 from pipeline_demo import measure, torch_step  # noqa: E402  (the CPU demo's step and timing loop)
 
 BATCHES = (1, 64)
+CHAIN_SIZES = (1 << 16, 1 << 20)
 VD_EP = "VirtualDeviceEP"
 VD_VENDOR = 0xD1A9
+WEBGPU_EP = "WebGpuExecutionProvider"
+SOFTWARE_ADAPTER = "ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER"
+
+
 def header(kind: str) -> str:
     """Prints and returns what ran where, with the versions (the benchmark's chart caption)."""
     return print_line(f"{kind}; onnxruntime {ort.__version__}, torch {torch.__version__}, "
@@ -77,6 +86,264 @@ def print_table(rows) -> None:
     for n, name, t, base, (pb, pc), inside in rows:
         ins = f"{inside[0]:>12,} B {inside[1]:>3} cp" if inside else f"{'(not counted)':>22}"
         print(f"{n:>5} | {name:<9} | {t * 1e3:>8.3f} | {base / t:>7.2f}x | {pb:>15,} B {pc:>3} copies | {ins}")
+
+
+# --- CUDA and WebGPU: the same workloads, three ways ---------------------------------------------------------------
+
+
+class Target:
+    """An EP's device the workloads run on: how to make the user's InferenceSession there, the name ortdlpack.Session
+    takes, and the device intermediates live on."""
+
+    def __init__(self, label: str, ep: str, device: ortdlpack.Device, make_session):
+        self.label, self.ep, self.device, self._make_session = label, ep, device, make_session
+
+    def inference_session(self, path: str) -> ort.InferenceSession:
+        opts = ort.SessionOptions()
+        opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+        return self._make_session(path, opts)
+
+    def session(self, path: str) -> ortdlpack.Session:
+        return ortdlpack.Session(path, ep=self.ep, config={"session.intra_op.allow_spinning": "0"})
+
+
+def cuda_target() -> Target:
+    providers = [("CUDAExecutionProvider", {"device_id": "0", "use_tf32": "0"})]
+    return Target(f"GPU ({torch.cuda.get_device_name(0)}, CUDA EP)", "cuda", ortdlpack.Device("cuda:0"),
+                  lambda path, opts: ort.InferenceSession(path, opts, providers=providers))
+
+
+def _webgpu_works(env: dict) -> bool:
+    """Whether the WebGPU EP allocates a tensor in a fresh process with environment `env` (the EP reads its
+    software-adapter variable once, at registration: only a new process can try both ways)."""
+    code = "import numpy, ortdlpack; ortdlpack.from_dlpack(numpy.ones(1, 'f'), device='webgpu:0')"
+    env = dict(env, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    return subprocess.run([sys.executable, "-c", code], env=env, capture_output=True, timeout=120).returncode == 0
+
+
+def webgpu_target() -> Target | str:
+    """The WebGPU EP on a hardware adapter if there is one, else on the software one; or why it cannot run."""
+    try:
+        version = importlib.metadata.version("onnxruntime-ep-webgpu")
+    except importlib.metadata.PackageNotFoundError:
+        return "onnxruntime-ep-webgpu is not installed (pip install onnxruntime-ep-webgpu)"
+    release = tuple(int(v) for v in re.findall(r"\d+", ort.__version__)[:3])
+    if release < (1, 24, 4) or release[:2] == (1, 26):
+        return f"onnxruntime-ep-webgpu {version} does not run sessions on onnxruntime {ort.__version__}"
+    set_here = False
+    if SOFTWARE_ADAPTER not in os.environ:
+        hardware = _webgpu_works({k: v for k, v in os.environ.items() if k != SOFTWARE_ADAPTER})
+        if not hardware:
+            # No GPU adapter: the software one. Set for this process only, before ortdlpack registers the EP; the
+            # library never sets it (it makes the EP offer a CPU as its device).
+            os.environ[SOFTWARE_ADAPTER] = "1"
+            set_here = True
+            ort.set_default_logger_severity(3)  # (ORT's warning that the variable is set: this demo said so)
+    try:
+        ortdlpack.from_dlpack(np.ones(1, np.float32), device="webgpu:0")
+    except BufferError as e:
+        return f"the WebGPU EP cannot run here: {e}"
+    ep_device = next(d for d in ort.get_ep_devices() if d.ep_name == WEBGPU_EP)
+    if ep_device.device.type == ort.OrtHardwareDeviceType.GPU:
+        adapter = f"hardware adapter: {ep_device.device.vendor} GPU"
+    else:
+        origin = "set by accelerator_pipeline.py for its own process" if set_here else "from the environment"
+        adapter = f"software adapter: Mesa's lavapipe on the {ep_device.device.vendor} CPU, {SOFTWARE_ADAPTER}=1 " + origin
+
+    def make_session(path, opts):
+        opts.add_provider_for_devices([ep_device], {})
+        return ort.InferenceSession(path, opts)
+
+    return Target(f"WebGPU EP ({adapter}; onnxruntime-ep-webgpu {version})", "webgpu", ortdlpack.Device(ep_device),
+                  make_session)
+
+
+def print_rows(case_title: str, rows) -> None:
+    """rows: (case, path, seconds, base seconds, (bytes, copies) per iteration)."""
+    print(f"{case_title:>8} | {'path':<17} | {'ms/iter':>9} | {'vs usual':>8} | {'host<->device bytes':>19} | copies")
+    print("-" * 86)
+    for case, path, t, base, (nbytes, copies) in rows:
+        if t is None:
+            print(f"{case:>8} | {path:<17} | {'n/a':>9} | {'':>8} | {'':>19} |")
+            continue
+        print(f"{case:>8} | {path:<17} | {t * 1e3:>9.3f} | {base / t:>7.2f}x | {nbytes:>19,} | {copies:>6}")
+
+
+def three_ways(target: Target, names, out_name: str, feed: np.ndarray, out_shape):
+    """The usual path, ortdlpack.run and ortdlpack.Session over the chain of models `names` (one input, one output
+    each), host feed in, host output out; each returns the output array."""
+    sessions = [target.inference_session(p) for p in names]
+    natives = [target.session(p) for p in names]
+    inputs = [s.get_inputs()[0].name for s in sessions]
+    result = np.empty(out_shape, np.float32)
+
+    def usual():
+        v = feed
+        for s, name in zip(sessions, inputs):
+            v = s.run(None, {name: v})[0]
+        return v
+
+    def chain(run):
+        v = feed
+        for k, name in enumerate(inputs):
+            last = k == len(inputs) - 1
+            (v,) = run(k, {name: v}, {out_name: result} if last else None)
+        return result
+
+    def with_run():
+        return chain(lambda k, feeds, outputs: ortdlpack.run(sessions[k], feeds, outputs=outputs))
+
+    def with_session():
+        return chain(lambda k, feeds, outputs: natives[k].run(feeds, outputs=outputs))
+
+    return usual, with_run, with_session
+
+
+def timed(fns, budget: float, min_iters: int) -> list:
+    """Median seconds per call of each function (already warmed up by `checked`), called alternately so that
+    machine load hits all alike, at least `min_iters` times (once for a smoke run: budget < 0.5 s)."""
+    samples = [[] for _ in fns]
+    start = time.perf_counter()
+    while len(samples[0]) < (min_iters if budget >= 0.5 else 1) or time.perf_counter() - start < budget:
+        for fn, times in zip(fns, samples):
+            t0 = time.perf_counter()
+            fn()
+            times.append(time.perf_counter() - t0)
+    return [float(np.median(t)) for t in samples]
+
+
+def checked(paths, ref: np.ndarray, run_error: list, **tolerance):
+    """`paths` whose results equal `ref` (each run once: also their warm-up); ortdlpack.run is left out where
+    onnxruntime cannot bind this device's memory into its sessions (its message kept in run_error)."""
+    kept = []
+    for fn in paths:
+        try:
+            got = fn()
+        except (BufferError, RuntimeError) as e:
+            # onnxruntime cannot bind this memory into its sessions (BufferError); before 1.30 the WebGPU EP itself
+            # refuses raw-bound buffers at run time (RuntimeError)
+            if fn.__name__ != "with_run":
+                raise
+            run_error[:] = [str(e)]
+            kept.append(None)
+            continue
+        np.testing.assert_allclose(got, ref, **tolerance)
+        kept.append(fn)
+    return kept
+
+
+def image_pipeline(target: Target, models: dict, budget: float, run_error: list, batches):
+    """Rows of the image pipeline at each batch size."""
+    rows = []
+    rng = np.random.default_rng(7)
+    for n in batches:
+        images = rng.integers(0, 256, (n, 3, *IMAGE_HW), dtype=np.uint8)
+        usual, with_run, with_session = three_ways(
+            target, [models[m] for m in ("preprocess", "backbone", "pool_head")], "logits", images, (n, 10))
+        ref = usual().copy()
+        with_run, with_session = checked((with_run, with_session), ref, run_error, rtol=1e-4, atol=1e-4)
+        fns = [f for f in (usual, with_run, with_session) if f is not None]
+        times = timed(fns, budget, min_iters=3)
+        times = iter(times)
+        x, fmap, logits = n * 3 * 224 * 224 * 4, n * 32 * 28 * 28 * 4, n * 10 * 4
+        base = next(times)
+        rows.append((n, "usual", base, base, (images.nbytes + 2 * x + 2 * fmap + logits, 6)))
+        for path, fn in (("ortdlpack.run", with_run), ("ortdlpack.Session", with_session)):
+            rows.append((n, path, next(times) if fn else None, base, (images.nbytes + logits, 2)))
+    return rows
+
+
+def elementwise_chain(target: Target, models: dict, budget: float, run_error: list):
+    """Rows of the two-run memory-bound chain at each size."""
+    rows = []
+    for n in CHAIN_SIZES:
+        x = np.random.default_rng(n).random(n, dtype=np.float32)
+        usual, with_run, with_session = three_ways(target, [models["elementwise"]] * 2, "y", x, (n,))
+        # The same two runs in the middle of a device pipeline: x was left on the device by an earlier stage.
+        native, x_dev, y2 = target.session(models["elementwise"]), ortdlpack.from_dlpack(x, device=target.device), \
+            np.empty_like(x)
+
+        def x_on_device():
+            (y1,) = native.run({"x": x_dev})
+            native.run({"x": y1}, outputs={"y": y2})
+            return y2
+
+        ref = usual().copy()
+        with_run, with_session, x_on_device = checked((with_run, with_session, x_on_device), ref, run_error,
+                                                      rtol=0, atol=0)
+        times = timed([f for f in (usual, with_run, with_session, x_on_device) if f is not None], budget, min_iters=5)
+        times = iter(times)
+        base = next(times)
+        label = f"{n >> 20} Mi" if n >= 1 << 20 else f"{n >> 10} Ki"
+        rows.append((label, "usual", base, base, (4 * x.nbytes, 4)))
+        for path, fn in (("ortdlpack.run", with_run), ("ortdlpack.Session", with_session)):
+            rows.append((label, path, next(times) if fn else None, base, (2 * x.nbytes, 2)))
+        rows.append((label, "Session, x on dev", next(times), base, (x.nbytes, 1)))
+    return rows
+
+
+def cpu_reference(models: dict, budget: float, batches) -> list:
+    """The image pipeline's usual path on the CPU EP alone, ms per batch: what the software adapter is up against."""
+    opts = ort.SessionOptions()
+    opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    sessions = [ort.InferenceSession(models[m], opts, providers=["CPUExecutionProvider"])
+                for m in ("preprocess", "backbone", "pool_head")]
+    out = []
+    for n in BATCHES:
+        images = np.random.default_rng(7).integers(0, 256, (n, 3, *IMAGE_HW), dtype=np.uint8)
+
+        def run():
+            v = images
+            for s in sessions:
+                v = s.run(None, {s.get_inputs()[0].name: v})[0]
+
+        run()  # warm-up
+        out.append(timed([run], budget / 4, min_iters=3)[0])
+    return out
+
+
+def device_demo(target: Target, models: dict, budget: float, batches=BATCHES, show_facts: bool = True):
+    """Runs and prints both workloads on `target`; returns (caption, sections)."""
+    caption = header(target.label)
+    run_error: list = []
+    sections = []
+    print("\nimage pipeline: uint8 images 480x640 (host) -> preprocess -> backbone -> pool_head -> logits (host); "
+          "results equal")
+    rows = image_pipeline(target, models, budget, run_error, batches)
+    print_rows("batch", rows)
+    sections.append(("image pipeline", "batch", rows))
+    if target.ep == "webgpu":
+        cpu = cpu_reference(models, budget, batches)
+        print("  (the same pipeline on the CPU EP alone, usual path: "
+              + ", ".join(f"{t * 1e3:.1f} ms at batch {n}" for n, t in zip(batches, cpu))
+              + ": a software adapter is a CPU running GPU code; its copies are memcpys)")
+    print("\nmemory-bound chain: y = (x + 1) * 0.5 twice, x and y2 on the host (last row: x already on the device, "
+          "left there by an earlier stage); results equal")
+    rows = elementwise_chain(target, models, budget, run_error)
+    print_rows("floats", rows)
+    sections.append(("memory-bound chain", "floats", rows))
+    if run_error:
+        print(f"\nortdlpack.run: n/a here ({run_error[0]})")
+    print("bytes and copies per iteration by construction: usual = every feed in and every output out of each run; "
+          "ortdlpack = the first feed in, the last output out")
+    if show_facts:
+        device_facts(target, models, batches[-1])
+    return caption, sections
+
+
+def device_facts(target: Target, models: dict, n: int) -> None:
+    """Where the intermediates of one batch-64 iteration live and what ORT wrote where."""
+    pre, bb, head = (target.session(models[m]) for m in ("preprocess", "backbone", "pool_head"))
+    images = np.zeros((n, 3, *IMAGE_HW), np.uint8)
+    (x,) = pre.run({"images": images})
+    fmap_dest = ortdlpack.from_dlpack(np.zeros((n, 32, 28, 28), np.float32), device=target.device)
+    (fmap,) = bb.run({"x": x}, outputs={"fmap": fmap_dest})
+    logits = np.empty((n, 10), np.float32)
+    (out,) = head.run({"fmap": fmap}, outputs={"logits": logits})
+    print(f"\nzero-copy facts (ortdlpack.Session, batch {n}):")
+    print(f"  x (preprocess output) on {x.device}; fmap on {fmap.device}, ORT wrote it into the preallocated device "
+          f"tensor: same handle {fmap.data_ptr == fmap_dest.data_ptr}; logits written into the caller's numpy "
+          f"array: same pointer {out.data_ptr == logits.ctypes.data}")
 
 
 # --- the virtual accelerator ------------------------------------------------------------------------------------
@@ -252,78 +519,43 @@ def virtual_demo(models: dict, budget: float, threads: int, show_facts: bool = T
     return caption, rows
 
 
-# --- a real GPU -------------------------------------------------------------------------------------------------
-
-
-def cuda_demo(models: dict, budget: float, show_facts: bool = True):
-    """Runs and prints the comparison on the GPU; returns (caption, table rows)."""
-    caption = header(f"GPU ({torch.cuda.get_device_name(0)}, CUDA EP)")
-    opts = ort.SessionOptions()
-    providers = [("CUDAExecutionProvider", {"device_id": "0", "use_tf32": "0"})]
-    feature = ort.InferenceSession(models["feature"], opts, providers=providers)
-    head = ort.InferenceSession(models["head"], opts, providers=providers)
-    dev = torch.device("cuda:0")
-    rows = []
-    for n in BATCHES:
-        x = torch.rand(n, 3, 64, 64, generator=torch.Generator().manual_seed(n)).to(dev)
-        logits = torch.empty(n, 10, device=dev)
-
-        def usual():
-            feat = torch.from_numpy(feature.run(None, {"x": x.cpu().numpy()})[0]).to(dev)
-            f = torch_step(feat)
-            return torch.from_numpy(head.run(None, {"feat": f.cpu().numpy()})[0]).to(dev)
-
-        def with_ortdlpack():
-            (feat,) = ortdlpack.run(feature, {"x": x})
-            f = torch_step(torch.from_dlpack(feat))
-            ortdlpack.run(head, {"feat": f}, outputs={"logits": logits})
-            return logits
-
-        ref = usual().cpu()
-        got = with_ortdlpack().cpu()
-        torch.testing.assert_close(got, ref, rtol=1e-4, atol=1e-5)
-        times, _ = measure([lambda: (usual(), torch.cuda.synchronize()),
-                            lambda: (with_ortdlpack(), torch.cuda.synchronize())], budget)
-        # Copies of the usual path, by construction: .cpu() of x and of f, .to(dev) of feat and of the logits.
-        n_x, n_f, n_l = x.nelement() * 4, n * 128 * 4, n * 10 * 4
-        rows.append((n, "usual", times[0], times[0], (n_x + 2 * n_f + n_l, 4), None))
-        rows.append((n, "ortdlpack", times[1], times[0], (0, 0), None))
-    print_table(rows)
-    print("results equal (assert_close). pipeline = the .cpu()/.to('cuda') copies around each session.run; inside "
-          "runs onnxruntime also copies numpy feeds to the GPU and outputs back (not counted).")
-    if show_facts:
-        x = torch.rand(64, 128, device=dev)
-        (y,) = ortdlpack.run(head, {"feat": x})
-        t = ortdlpack.from_dlpack(x)
-        print(f"\nzero-copy facts: torch CUDA tensor -> ortdlpack: same pointer {t.data_ptr == x.data_ptr()}, "
-              f"device {t.device}; head output on {y.device}, torch view of it: same pointer "
-              f"{torch.from_dlpack(y).data_ptr() == y.data_ptr}")
-    return caption, rows
+# --- which device -----------------------------------------------------------------------------------------------
 
 
 def arguments(description: str, argv, budget: float):
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--budget", type=float, default=budget, help="seconds of timing per batch size")
-    parser.add_argument("--device", choices=("auto", "cuda", "virtual"), default="auto")
+    parser.add_argument("--budget", type=float, default=budget, help="seconds of timing per case")
+    parser.add_argument("--device", choices=("auto", "cuda", "webgpu", "virtual"), default="auto")
+    parser.add_argument("--batches", type=lambda v: tuple(int(b) for b in v.split(",")), default=BATCHES,
+                        help="batch sizes of the image pipeline on CUDA / WebGPU (default 1,64)")
     parser.add_argument("--models", default=os.path.join(tempfile.gettempdir(), "ortdlpack-models"))
     return parser.parse_args(argv)
 
 
 def run_pipeline(args, show_facts: bool = True):
-    """The comparison on the GPU when there is one (or --device cuda), else on the virtual accelerator; returns
-    (caption, rows), or None when --device cuda was asked for and there is no CUDA."""
-    models = make_models(args.models, ["feature", "step", "head"])
-    has_cuda = torch.cuda.is_available() and "CUDAExecutionProvider" in ort.get_available_providers()
-    if args.device == "cuda" and not has_cuda:
-        print("no CUDA: torch.cuda.is_available() and onnxruntime-gpu's CUDAExecutionProvider are both needed")
-        return None
-    if args.device == "cuda" or (args.device == "auto" and has_cuda):
-        return cuda_demo(models, args.budget, show_facts)
-    return virtual_demo(models, args.budget, min(2, os.cpu_count() or 1), show_facts)
+    """The comparison on the device --device names (auto: CUDA, else WebGPU, else the virtual accelerator); returns
+    (caption, sections), sections = [(title, case title, rows)], or None when the device asked for is not here."""
+    models = make_models(args.models, ["preprocess", "backbone", "pool_head", "elementwise", "feature", "step",
+                                       "head"])
+    if args.device in ("auto", "cuda"):
+        if torch.cuda.is_available() and "CUDAExecutionProvider" in ort.get_available_providers():
+            return device_demo(cuda_target(), models, args.budget, args.batches, show_facts)
+        if args.device == "cuda":
+            print("no CUDA: torch.cuda.is_available() and onnxruntime-gpu's CUDAExecutionProvider are both needed")
+            return None
+    if args.device in ("auto", "webgpu"):
+        target = webgpu_target()
+        if not isinstance(target, str):
+            return device_demo(target, models, args.budget, args.batches, show_facts)
+        print(f"no WebGPU: {target}")
+        if args.device == "webgpu":
+            return None
+    caption, rows = virtual_demo(models, args.budget, min(2, os.cpu_count() or 1), show_facts)
+    return caption, [("feature -> step -> head", "batch", rows)]
 
 
 def main(argv=None) -> int:
-    return 0 if run_pipeline(arguments(__doc__, argv, budget=3.0)) else 2
+    return 0 if run_pipeline(arguments(__doc__, argv, budget=1.5)) else 2
 
 
 if __name__ == "__main__":

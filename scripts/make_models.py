@@ -12,6 +12,12 @@ Models:
   step.onnx              the demo's torch step in ONNX  feat: float32[N,128]  -> feat: float32[N,128]
                          (per-sample normalisation with the unbiased std, then ReLU: runs where torch cannot)
   big_identity_ish.onnx  y = x + 1                      x: float32[16,1024,1024] (64 MiB in, 64 MiB out)
+  elementwise.onnx       y = (x + 1) * 0.5              x: float32[n] (memory-bound: one read, one write)
+The image pipeline (examples/accelerator_pipeline.py), every op of it on the WebGPU EP too:
+  preprocess.onnx        decoded images -> model input  images: uint8[N,3,480,640] -> x: float32[N,3,224,224]
+                         (Cast, bilinear resize, per-channel normalisation)
+  backbone.onnx          patchify conv feature extractor  x: float32[N,3,224,224] -> fmap: float32[N,32,28,28]
+  pool_head.onnx         pooling classifier head        fmap: float32[N,32,28,28] -> logits: float32[N,10]
 
 A model is rewritten only when missing or when its bytes would differ, so the directory can serve as a cache.
 """
@@ -161,7 +167,97 @@ def big_identity_ish():
     )
 
 
-MODELS = {"add_tiny": add_tiny, "three_out_tiny": three_out_tiny, "feature": feature, "head": head, "step": step, "big_identity_ish": big_identity_ish}
+def elementwise():
+    consts = [numpy_helper.from_array(np.array(1.0, dtype=np.float32), "one"),
+              numpy_helper.from_array(np.array(0.5, dtype=np.float32), "half")]
+    return _model(
+        [helper.make_node("Add", ["x", "one"], ["s"]), helper.make_node("Mul", ["s", "half"], ["y"])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["n"])],
+        [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["n"])],
+        consts,
+        "elementwise",
+    )
+
+
+# The image pipeline: a camera/decoder frame size in, a classifier's input size out.
+IMAGE_HW = (480, 640)
+INPUT_HW = 224
+FMAP_CHANNELS = 32
+FMAP_HW = INPUT_HW // 8
+
+
+def preprocess():
+    """Decoded uint8 images in the layout image decoders such as torchvision.io.decode_image give (channels first)
+    -> normalised float at the model's input size. (Channels last would cost a transpose that is slow on a software
+    WebGPU adapter, and a linear resize over H, W of NHWC gives wrong values on the WebGPU EP 0.4.)"""
+    mean = np.array([0.485, 0.456, 0.406], dtype=np.float32).reshape(1, 3, 1, 1) * 255
+    std = np.array([0.229, 0.224, 0.225], dtype=np.float32).reshape(1, 3, 1, 1) * 255
+    consts = [
+        numpy_helper.from_array(np.array([INPUT_HW, INPUT_HW], dtype=np.int64), "sizes"),
+        numpy_helper.from_array(mean, "mean"),
+        numpy_helper.from_array((1 / std).astype(np.float32), "inv_std"),
+    ]
+    nodes = [
+        helper.make_node("Cast", ["images"], ["f"], to=TensorProto.FLOAT),
+        helper.make_node("Resize", ["f", "", "", "sizes"], ["r"], mode="linear", axes=[2, 3]),
+        helper.make_node("Sub", ["r", "mean"], ["d"]),
+        helper.make_node("Mul", ["d", "inv_std"], ["x"]),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("images", TensorProto.UINT8, ["N", 3, *IMAGE_HW])],
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, INPUT_HW, INPUT_HW])],
+        consts,
+        "preprocess",
+    )
+
+
+def backbone():
+    rng = np.random.default_rng(SEED + 3)
+    c1 = FMAP_CHANNELS // 2
+    inits = [
+        numpy_helper.from_array(_f32(rng, (c1, 3, 4, 4), (2.0 / 48) ** 0.5), "w1"),
+        numpy_helper.from_array(_f32(rng, (c1,), 0.1), "b1"),
+        numpy_helper.from_array(_f32(rng, (FMAP_CHANNELS, c1, 2, 2), (2.0 / (4 * c1)) ** 0.5), "w2"),
+        numpy_helper.from_array(_f32(rng, (FMAP_CHANNELS,), 0.1), "b2"),
+    ]
+    nodes = [
+        helper.make_node("Conv", ["x", "w1", "b1"], ["c1"], kernel_shape=[4, 4], strides=[4, 4]),  # [N,16,56,56]
+        helper.make_node("Relu", ["c1"], ["r1"]),
+        helper.make_node("Conv", ["r1", "w2", "b2"], ["c2"], kernel_shape=[2, 2], strides=[2, 2]),  # [N,32,28,28]
+        helper.make_node("Relu", ["c2"], ["fmap"]),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3, INPUT_HW, INPUT_HW])],
+        [helper.make_tensor_value_info("fmap", TensorProto.FLOAT, ["N", FMAP_CHANNELS, FMAP_HW, FMAP_HW])],
+        inits,
+        "backbone",
+    )
+
+
+def pool_head():
+    rng = np.random.default_rng(SEED + 4)
+    inits = [
+        numpy_helper.from_array(_f32(rng, (FMAP_CHANNELS, CLASSES), (2.0 / FMAP_CHANNELS) ** 0.5), "w"),
+        numpy_helper.from_array(_f32(rng, (CLASSES,), 0.1), "b"),
+    ]
+    nodes = [
+        helper.make_node("GlobalAveragePool", ["fmap"], ["p"]),  # [N,32,1,1]
+        helper.make_node("Flatten", ["p"], ["f"], axis=1),
+        helper.make_node("Gemm", ["f", "w", "b"], ["logits"]),
+    ]
+    return _model(
+        nodes,
+        [helper.make_tensor_value_info("fmap", TensorProto.FLOAT, ["N", FMAP_CHANNELS, FMAP_HW, FMAP_HW])],
+        [helper.make_tensor_value_info("logits", TensorProto.FLOAT, ["N", CLASSES])],
+        inits,
+        "pool_head",
+    )
+
+
+MODELS = {"add_tiny": add_tiny, "three_out_tiny": three_out_tiny, "feature": feature, "head": head, "step": step, "big_identity_ish": big_identity_ish,
+          "elementwise": elementwise, "preprocess": preprocess, "backbone": backbone, "pool_head": pool_head}
 
 
 def make_models(out_dir: str, names=None) -> dict:

@@ -166,6 +166,17 @@ void apply_settings(const SessionConfig& c, OrtSessionOptions* o) {
   for (const auto& [key, value] : c.entries) check(api.AddSessionConfigEntry(o, key.c_str(), value.c_str()));
 }
 
+// Outputs of a session on an EP come from the env's shared allocators, not from the allocator of the session's own EP
+// instance: an output may outlive its session, and freeing a WebGPU output after its session was released crashes
+// in the EP (WebGPU EP 0.4, ORT 1.32, plain C API too) unless it came from the shared allocator. A caller's own
+// setting of the entry (SessionConfig::entries, or the options it started from) wins.
+void use_env_allocators(OrtSessionOptions* options) {
+  constexpr const char* kKey = "session.use_env_allocators";
+  int set = 0;
+  check(ort().HasSessionConfigEntry(options, kKey, &set));
+  if (!set) check(ort().AddSessionConfigEntry(options, kKey, "1"));
+}
+
 // A session created from a config: the session, the EP devices it was created with, its providers in ORT's names
 // (CPU last) and the caller's stream.
 struct Created {
@@ -211,6 +222,7 @@ struct Created {
                                                            values.data(), keys.size()));
       ep_devices.insert(ep_devices.end(), devices.begin(), devices.end());
     }
+    if (device_eps != 0) use_env_allocators(options);
     for (const std::string& listed : providers) {
       if (listed == kCpuEp) return;  // listed where it was appended
     }

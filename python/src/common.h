@@ -125,6 +125,9 @@ Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory);
 // types.cc -------------------------------------------------------------------------------------------------------
 // A class attribute of `type` (found along its MRO), borrowed, or nullptr; never raises, never keeps `type` alive.
 PyObject* class_attribute(PyTypeObject* type, PyObject* name);
+// The name of the module that defines `type` ("" when it says none), and whether it is package `top` or in it.
+std::string module_of(PyTypeObject* type);
+bool in_package(const std::string& module, const char* top);
 // Whether `type`'s arrays are immutable by contract though their capsules carry no READ_ONLY flag: JAX arrays and
 // TensorFlow tensors (ImportOptions::read_only), told by the module that defines the type, without importing either.
 bool immutable_producer(PyTypeObject* type);

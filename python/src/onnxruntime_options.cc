@@ -38,7 +38,7 @@ void add_abi_ids(PyObject* dict, std::vector<std::string>& ids) {
   constexpr const char kPrefix[] = "__pybind11_internals_v";
   while (PyDict_Next(dict, &pos, &key, &value)) {
     if (!PyUnicode_Check(key)) continue;
-    const char* k = PyUnicode_AsUTF8(key);
+    const char* k = PyUnicode_AsUTF8AndSize(key, nullptr);
     if (k == nullptr) {
       PyErr_Clear();
       continue;

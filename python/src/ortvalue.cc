@@ -72,10 +72,15 @@ Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory) {
     return import_any(ortvalue, nb::none(), nb::none(), "an output");
   }
   nb::object value = ortvalue.attr("_ortvalue");
-  nb::object copy = nb::borrow(api().c_vector)();
-  copy.attr("push_back")(value);
   // With the value itself: onnxruntime >= 1.31 has it keep its session alive where the buffer needs it (WebGPU).
-  nb::object owner = nb::make_tuple(copy, ortvalue);
+  // onnxruntime 1.32 refuses a WebGPU value in a standalone OrtValueVector (the vector cannot keep that session
+  // alive); ortdlpack.run binds WebGPU memory from 1.30 on, whose get_outputs() values outlive the binding.
+  nb::object owner = nb::borrow(ortvalue);
+  if (to_dlpack_device(memory).device_type != kDLWebGPU) {
+    nb::object copy = nb::borrow(api().c_vector)();
+    copy.attr("push_back")(value);
+    owner = nb::make_tuple(copy, ortvalue);
+  }
   auto* e = new ValueExport();
   DLManagedTensorVersioned* m = &e->managed;
   m->version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};

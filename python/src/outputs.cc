@@ -77,21 +77,11 @@ nb::object to_numpy(const Tensor& t) {
 // The framework of a Python type by its module: torch.Tensor (and subclasses such as torch.nn.Parameter), numpy
 // arrays, cupy arrays, jax arrays (jaxlib's); anything else: ortdlpack's Tensor.
 OutputType framework_of_type(PyTypeObject* type) {
-  static PyObject* const key = PyUnicode_InternFromString("__module__");  // process lifetime
-  const nb::object module = nb::steal(PyObject_GetAttr(reinterpret_cast<PyObject*>(type), key));
-  const char* m = module.is_valid() && PyUnicode_Check(module.ptr()) ? PyUnicode_AsUTF8(module.ptr()) : nullptr;
-  if (m == nullptr) {
-    PyErr_Clear();
-    return OutputType::kTensor;
-  }
-  const auto starts = [&](const char* prefix) {
-    const size_t n = std::char_traits<char>::length(prefix);
-    return std::char_traits<char>::compare(m, prefix, n) == 0 && (m[n] == '\0' || m[n] == '.');
-  };
-  if (starts("torch")) return OutputType::kTorch;
-  if (starts("numpy")) return OutputType::kNumpy;
-  if (starts("cupy")) return OutputType::kCupy;
-  if (starts("jax") || starts("jaxlib")) return OutputType::kJax;
+  const std::string module = module_of(type);
+  if (in_package(module, "torch")) return OutputType::kTorch;
+  if (in_package(module, "numpy")) return OutputType::kNumpy;
+  if (in_package(module, "cupy")) return OutputType::kCupy;
+  if (in_package(module, "jax") || in_package(module, "jaxlib")) return OutputType::kJax;
   return OutputType::kTensor;
 }
 

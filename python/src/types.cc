@@ -15,7 +15,8 @@ namespace {
 
 bool is_static(PyTypeObject* type) { return (PyType_GetFlags(type) & Py_TPFLAGS_HEAPTYPE) == 0; }
 
-// The name of the module that defines `type` ("" when it says none).
+}  // namespace
+
 std::string module_of(PyTypeObject* type) {
   static PyObject* const name = PyUnicode_InternFromString("__module__");  // process lifetime
   nb::object module = nb::steal(PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name));
@@ -26,7 +27,10 @@ std::string module_of(PyTypeObject* type) {
   return nb::cast<std::string>(module);
 }
 
-}  // namespace
+bool in_package(const std::string& module, const char* top) {
+  const size_t n = std::char_traits<char>::length(top);
+  return module.compare(0, n, top) == 0 && (module.size() == n || module[n] == '.');
+}
 
 PyObject* class_attribute(PyTypeObject* type, PyObject* name) {
 #if defined(Py_LIMITED_API)
@@ -62,11 +66,7 @@ bool immutable_producer(PyTypeObject* type) {
     if (it != statics.end()) return it->second;
   }
   const std::string module = module_of(type);
-  const auto is = [&](const char* top) {
-    const size_t n = std::char_traits<char>::length(top);
-    return module.compare(0, n, top) == 0 && (module.size() == n || module[n] == '.');
-  };
-  const bool immutable = is("jax") || is("jaxlib") || is("tensorflow");
+  const bool immutable = in_package(module, "jax") || in_package(module, "jaxlib") || in_package(module, "tensorflow");
   if (keep) statics[type] = immutable;
   return immutable;
 }

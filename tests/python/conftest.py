@@ -1,24 +1,33 @@
-"""Shared helpers: a DLPack producer built with ctypes (any field, counting deleter), capsule readers, and the
-virtual device plugin EP registered once per session with its counters."""
+"""Shared helpers: a DLPack producer built with ctypes (any field, counting deleter), capsule readers, the virtual
+device plugin EP registered once per session with its counters, and the `accel` fixture: every device test that
+makes sense on any plugin EP's device runs on the virtual device and on the real WebGPU EP."""
 
 from __future__ import annotations
 
 import ctypes
+import dataclasses
 import gc
+import importlib.metadata
 import os
 import re
 import sys
+from collections.abc import Callable
 
-import numpy as np
-import onnxruntime as ort
-import pytest
+# The WebGPU EP offers a device on a machine without a GPU only on a software adapter (Mesa's lavapipe), and only
+# when told so before its library is registered: the test process says so (ortdlpack itself never does).
+os.environ.setdefault("ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER", "1")
 
-import ortdlpack  # (initialises the ORT hand-over before any test)
-import ortdlpack.testing
+import numpy as np  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+import pytest  # noqa: E402
+
+import ortdlpack  # noqa: E402  (initialises the ORT hand-over before any test)
+import ortdlpack.testing  # noqa: E402
 
 # --- the installed onnxruntime: what it lacks is skipped, with the reason -------------------------------------
 
 ORT_VERSION = tuple(int(v) for v in re.findall(r"\d+", ort.__version__)[:2])
+ORT_RELEASE = tuple(int(v) for v in re.findall(r"\d+", ort.__version__)[:3])
 
 
 def skip_if_ort_lacks_dtype(name: str) -> None:
@@ -409,3 +418,147 @@ def tiny_input() -> np.ndarray:
 def data_ptr(t) -> int:
     """Host data pointer of any DLPack producer, as numpy sees it."""
     return np.from_dlpack(t).ctypes.data
+
+
+# --- every plugin EP device the tests can have: the virtual device and the real WebGPU EP -----------------------
+
+WEBGPU_EP = "WebGpuExecutionProvider"
+WEBGPU_PACKAGE = "onnxruntime-ep-webgpu"
+WEBGPU_MIN_ORT = (1, 24, 4)  # onnxruntime-ep-webgpu 0.4 refuses older runtimes at registration
+KDLWEBGPU = 15
+
+
+@dataclasses.dataclass
+class Accelerator:
+    """A plugin EP's device the device tests run on (the `accel` fixture).
+
+    Each EP differs in what it computes: the virtual device computes nothing (ORT runs every node on the CPU EP and
+    moves a device session's inputs and outputs through the EP's transfer; its counters see every copy), the WebGPU
+    EP runs its kernels on the adapter and some element types fall back to the CPU EP."""
+
+    name: str
+    ep_name: str  # the EP's name in ORT
+    ep: str  # the name a user gives ortdlpack.Session(ep=...)
+    ep_device: ort.OrtEpDevice
+    device: ortdlpack.Device
+    computes: bool  # whether the EP runs kernels itself
+    compute_dtypes: tuple  # element types whose Add the EP runs (the others fall back to the CPU EP)
+    counters: Callable[[], dict] | None  # the virtual device's copy counters since the test began; None elsewhere
+    run_needs: tuple | None  # onnxruntime version ortdlpack.run needs to bind this memory into an InferenceSession
+    sessions_broken: str | None = None  # why sessions on this EP cannot work with the installed onnxruntime
+
+    def inference_session(self, model, **config) -> ort.InferenceSession:
+        """The user's own onnxruntime session on this EP's device (add_provider_for_devices)."""
+        self.skip_without_sessions()
+        so = ort.SessionOptions()
+        so.intra_op_num_threads = 1
+        for k, v in config.items():
+            so.add_session_config_entry(k, v)
+        so.add_provider_for_devices([self.ep_device], {})
+        return ort.InferenceSession(model, so)
+
+    def session(self, model, **kwargs) -> ortdlpack.Session:
+        self.skip_without_sessions()
+        return ortdlpack.Session(model, ep=self.ep, intra_op_num_threads=1, **kwargs)
+
+    def skip_without_sessions(self) -> None:
+        if self.sessions_broken:
+            pytest.skip(self.sessions_broken)
+
+    def skip_without_run(self) -> None:
+        """ortdlpack.run on an InferenceSession binds this device's memory from run_needs on (tests of the error
+        before that call no skip)."""
+        self.skip_without_sessions()
+        if self.run_needs and ORT_RELEASE < self.run_needs:
+            pytest.skip(f"onnxruntime {ort.__version__} cannot bind {self.name} memory into an InferenceSession "
+                        f"(from {'.'.join(map(str, self.run_needs))}; ortdlpack.run says so, tested elsewhere)")
+
+    def ran_on_the_ep(self, session: ort.InferenceSession) -> set | None:
+        """Op types of the nodes the EP was assigned in `session` (made with
+        session.record_ep_graph_assignment_info=1); None where onnxruntime does not report them (before 1.31)."""
+        assigned = session.get_provider_graph_assignment_info() if ORT_VERSION >= (1, 31) else []
+        if not assigned:
+            return None
+        return {n.op_type for g in assigned if g.ep_name == self.ep_name for n in g.get_nodes()}
+
+
+def _webgpu_device() -> ort.OrtEpDevice | None:
+    return next((d for d in ort.get_ep_devices() if d.ep_name == WEBGPU_EP), None)
+
+
+_WEBGPU: list = []  # [Accelerator or the reason it is unusable], decided once per process
+
+
+def webgpu_or_reason():
+    """The WebGPU EP as an Accelerator, or why it cannot run here. Usable means a tensor allocated on its device and
+    read back: Dawn lists a device even where it finds no adapter (Debian 12's own Mesa 22), so a listed OrtEpDevice
+    proves nothing. Registration happens here, once, the way every user gets it: ortdlpack finds the installed
+    package. The library stays registered for the process (unregistering with live tensors crashes the EP)."""
+    if _WEBGPU:
+        return _WEBGPU[0]
+    reason = None
+    try:
+        importlib.metadata.distribution(WEBGPU_PACKAGE)
+    except importlib.metadata.PackageNotFoundError:
+        reason = f"{WEBGPU_PACKAGE} is not installed (pip install {WEBGPU_PACKAGE}; scripts/setup.sh does)"
+    if reason is None and "tensorflow" in sys.modules:
+        reason = ("tensorflow is imported in this process: its global LLVM symbols replace the ones Mesa's lavapipe "
+                  "compiles shaders with (a segfault); the WebGPU tests run before any test imports it")
+    if reason is None and ORT_RELEASE < WEBGPU_MIN_ORT:
+        reason = (f"onnxruntime {ort.__version__} is older than {'.'.join(map(str, WEBGPU_MIN_ORT))}, the oldest "
+                  f"runtime {WEBGPU_PACKAGE} 0.4 registers with")
+    if reason is None:
+        try:
+            x = np.arange(5, dtype=np.float32)
+            if not np.array_equal(ortdlpack.from_dlpack(x, device="webgpu:0").numpy(), x):
+                reason = "the WebGPU EP read back other values than it was given"
+        except Exception as e:
+            reason = f"the WebGPU EP cannot allocate here ({type(e).__name__}: {e})"
+            if not any(os.path.exists(os.path.join(d, "libvulkan.so.1")) for d in
+                       ("/usr/lib/x86_64-linux-gnu", "/usr/lib/aarch64-linux-gnu", "/usr/lib64", "/usr/lib")):
+                reason += "; there is no Vulkan loader (scripts/setup.sh installs libvulkan1 and Mesa's lavapipe)"
+    if reason is not None:
+        _WEBGPU.append(reason)
+        return reason
+    ep_device = _webgpu_device()
+    _WEBGPU.append(Accelerator(
+        name="webgpu", ep_name=WEBGPU_EP, ep="webgpu", ep_device=ep_device, device=ortdlpack.Device(ep_device),
+        computes=True, compute_dtypes=("float32", "float16", "int32", "uint32"), counters=None,
+        # Raw-bound WebGPU memory is named "Cuda" by onnxruntime's Python before 1.30 and refused by the EP.
+        run_needs=(1, 30),
+        sessions_broken=(f"onnxruntime {ort.__version__}: every session on {WEBGPU_PACKAGE} 0.4 fails ('invalid "
+                         "ort_version_supported=30 (expected 1..26)')") if ORT_RELEASE[:2] == (1, 26) else None))
+    return _WEBGPU[0]
+
+
+def _uses_webgpu(item) -> bool:
+    callspec = getattr(item, "callspec", None)
+    return ((callspec is not None and callspec.params.get("accel") == "webgpu")
+            or "webgpu" in getattr(item, "fixturenames", ()) or item.module.__name__ == "test_webgpu")
+
+
+def pytest_collection_modifyitems(config, items):
+    """The tests on the WebGPU EP run first, before any test imports tensorflow (see webgpu_or_reason); the order is
+    otherwise kept."""
+    items[:] = [i for i in items if _uses_webgpu(i)] + [i for i in items if not _uses_webgpu(i)]
+
+
+@pytest.fixture(scope="session")
+def webgpu() -> Accelerator:
+    """The real WebGPU EP (onnxruntime-ep-webgpu over Vulkan), or a skip that says why it cannot run here."""
+    found = webgpu_or_reason()
+    if isinstance(found, str):
+        pytest.skip(found)
+    return found
+
+
+@pytest.fixture(params=["virtual", "webgpu"])
+def accel(request) -> Accelerator:
+    """Each plugin EP device the tests can have; the virtual device's tests end with its leak check."""
+    if request.param == "webgpu":
+        return request.getfixturevalue("webgpu")
+    _, devices = request.getfixturevalue("vd")
+    return Accelerator(name="virtual device", ep_name=EP_NAME, ep=EP_NAME, ep_device=devices[0],
+                       device=ortdlpack.Device(devices[0]), computes=False,
+                       compute_dtypes=("float32", "float16", "int32", "uint32"),
+                       counters=request.getfixturevalue("counters"), run_needs=None)

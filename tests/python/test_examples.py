@@ -57,10 +57,12 @@ def test_pipeline_demo():
     assert "results equal" in out
 
 
-def test_accelerator_pipeline(vd):
-    """The main demo: on the virtual accelerator here (on the GPU where torch and the CUDA EP see one). `vd` skips,
-    with the plugin's reason, on an onnxruntime the virtual accelerator cannot run on (< 1.29)."""
+@pytest.mark.parametrize("device", ["auto", "virtual"])
+def test_accelerator_pipeline(vd, device):
+    """The main demo: on the best device here (CUDA, else the WebGPU EP, else the virtual accelerator), and on the
+    virtual accelerator. `vd` skips, with the plugin's reason, on an onnxruntime the virtual accelerator cannot run
+    on (< 1.29)."""
     needs("torch")
-    out = run_example("accelerator_pipeline.py", "--budget", "0.05")
+    out = run_example("accelerator_pipeline.py", "--budget", "0.05", "--device", device, "--batches", "1,2")
     assert "results equal" in out and "same pointer True" in out
-    assert "same pointer False" not in out
+    assert "same pointer False" not in out and "same handle False" not in out
