@@ -18,6 +18,7 @@ std::mutex g_mutex;
 std::atomic<const OrtApi*> g_api{nullptr};
 const OrtApiBase* g_base = nullptr;
 uint32_t g_version = 0;
+uint32_t g_runtime_version = 0;
 std::atomic<OrtEnv*> g_env{nullptr};
 
 // "1.N.P" -> N, the newest C API version ORT 1.N serves; 0 for text that is not a 1.x version.
@@ -42,7 +43,8 @@ void init(const OrtApiBase* base, OrtEnv* env) {
     // Ask for the API version the runtime has (ORT 1.N serves C API versions up to N), capped at this build's
     // headers. Probing downwards instead makes ORT print an error for every version it does not know.
     const char* text = base->GetVersionString();
-    const uint32_t version = std::min<uint32_t>(runtime_api_version(text), ORT_API_VERSION);
+    const uint32_t runtime = runtime_api_version(text);
+    const uint32_t version = std::min<uint32_t>(runtime, ORT_API_VERSION);
     const OrtApi* api = version >= kMinOrtApiVersion ? base->GetApi(version) : nullptr;
     if (api == nullptr) {
       throw Error(ErrorKind::kUnsupported, std::string("ortdlpack needs ONNX Runtime >= 1.23 (C API ") +
@@ -53,6 +55,7 @@ void init(const OrtApiBase* base, OrtEnv* env) {
     }
     g_base = base;
     g_version = version;
+    g_runtime_version = runtime;
     g_api.store(api, std::memory_order_release);
   }
   if (env != nullptr && g_env.load() == nullptr) g_env.store(env);
@@ -69,6 +72,11 @@ const OrtApi& ort() {
 uint32_t ort_api_version() {
   ort();
   return g_version;
+}
+
+uint32_t ort_runtime_api_version() {
+  ort();
+  return g_runtime_version;
 }
 
 OrtEnv* env() {

@@ -150,8 +150,10 @@ std::string register_library(const EpRow* ep, const std::string& name) {
   const std::string dir = ep_library_dir();
   std::lock_guard<std::mutex> lock(state().mutex);
   std::string why;
+  bool tried = false;  // a library was there and registered, or failed to: installing it again would not help
   const auto attempt = [&](const std::string& path, const std::string& ep_name) {
     if (env_has_ep(ep_name)) return true;
+    tried = true;
     try {
       register_once(path, ep_name, ep != nullptr ? ep->device_hint : nullptr);
       return true;
@@ -193,7 +195,8 @@ std::string register_library(const EpRow* ep, const std::string& name) {
     why += (why.empty() ? "" : "; ") + std::string("no installed ") + ep->packages[0];
   }
   const std::string message = "execution provider '" + std::string(ep->ep_name) +
-                              "' is not in the ONNX Runtime environment (" + why + "): " + ep->install;
+                              "' is not in the ONNX Runtime environment (" + why + ")" +
+                              (tried ? std::string() : ": " + std::string(ep->install));
   auto& failures = state().failures;
   auto known = std::find_if(failures.begin(), failures.end(), [&](const auto& f) { return f.first == ep; });
   if (known != failures.end()) {

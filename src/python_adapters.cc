@@ -81,6 +81,14 @@ bool common_type(ONNXTensorElementDataType type) {
 
 OnnxruntimeDevice onnxruntime_device(const OrtMemoryInfo* memory) {
   const detail::MemoryFields m = detail::memory_fields(memory);
+  // Before 1.30 onnxruntime's Python names every GPU memory it binds by address "Cuda", whatever its vendor: only
+  // CUDA's kernels take it (the WebGPU EP refuses such buffers when the run begins).
+  if (m.device_type == OrtMemoryInfoDeviceType_GPU && m.vendor_id != kVendorNvidia && ort_runtime_api_version() < 30) {
+    throw Error(ErrorKind::kUnsupported,
+                "onnxruntime 1." + std::to_string(ort_runtime_api_version()) + " binds memory by address as CUDA "
+                "memory, so a session cannot take " + describe_memory(memory) + " from ortdlpack.run: upgrade to "
+                "onnxruntime >= 1.30, or run the model with ortdlpack.Session, which binds it on any onnxruntime");
+  }
   return {static_cast<int>(m.device_type), static_cast<int>(m.memory_type), m.vendor_id, m.device_id};
 }
 

@@ -27,7 +27,8 @@ const char* onnxruntime_device_name(DLDeviceType type);
 // HOST_ACCESSIBLE 5). What its IOBinding binds any memory with, plugin EPs' included: by address for inputs and
 // destinations, as the device ORT allocates an output on; the public IOBinding.bind_* name a device by type and
 // id only, which finds no allocator for memory of a vendor but NVIDIA's ("Failed to find allocator for device").
-// Every onnxruntime from 1.23 has that constructor.
+// Every onnxruntime from 1.23 has that constructor. Error(kUnsupported) naming the version and the alternative for
+// memory an onnxruntime cannot bind by address (GPU memory of vendors other than NVIDIA before onnxruntime 1.30).
 struct OnnxruntimeDevice {
   int device_type;
   int memory_type;

@@ -26,6 +26,11 @@ const OrtApi& ort();
 // The API version negotiated by init().
 uint32_t ort_api_version();
 
+// The newest C API version the running ORT serves: its minor release number (32 for ORT 1.32), which may be newer
+// than this build's headers (ort_api_version() is capped by them). What a binding asks where behaviour differs
+// between ORT releases rather than API versions.
+uint32_t ort_runtime_api_version();
+
 // The ORT environment (created on first use if init() was not given one; never released: ORT tears it down).
 OrtEnv* env();
 

@@ -215,3 +215,12 @@ TEST(EpLibrary, AnEpNoRowKnowsIsFoundAsThePackageNamedForIt) {
   EXPECT_EQ(test::kind_of([] { ensure_ep("no_such_thing"); }), ErrorKind::kInvalidArgument);
 }
 
+
+TEST(EpLibrary, APackageWhoseLibraryBringsNoDeviceSaysWhatTheEpNeedsNotWhatToInstall) {
+  // A library that registers but lists no device of the EP it is installed for (the WebGPU EP without an adapter).
+  const Finder finder({package("no_device", "onnxruntime-ep-webgpu", {"WebGpuExecutionProvider"})});
+  const std::string m = error_of([] { ensure_ep("webgpu"); });
+  EXPECT_NE(m.find("brought no 'WebGpuExecutionProvider' device"), std::string::npos) << m;
+  EXPECT_NE(m.find("ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER"), std::string::npos) << m;
+  EXPECT_EQ(m.find("pip install"), std::string::npos) << "the package is installed: " << m;
+}

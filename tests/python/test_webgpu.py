@@ -127,8 +127,6 @@ def test_an_onnxruntime_too_old_for_the_ep_is_a_clear_error():
 
 @pytest.mark.skipif(ORT_RELEASE < (1, 24, 4) or ORT_RELEASE >= (1, 30), reason="ortdlpack.run binds WebGPU memory "
                     "into an InferenceSession from onnxruntime 1.30 (test_devices.py)")
-@pytest.mark.xfail(strict=True, raises=RuntimeError, reason="ortdlpack.run does not yet check the onnxruntime version "
-                   "for WebGPU memory: the run reaches the EP, which refuses the buffers with its own RuntimeError")
 def test_run_on_an_onnxruntime_before_1_30_names_the_version_and_the_alternative(webgpu):
     webgpu.skip_without_sessions()
     s = webgpu.inference_session(_add_model())
