@@ -33,8 +33,9 @@ int main() {
   using ortdlpack::bench::human;
   using ortdlpack::bench::ns_per_call;
   ortdlpack::init(OrtGetApiBase());
-  std::printf("| tensor | export | import | round trip (import+export+release) | memcpy of the bytes | "
-              "round trip / memcpy |\n|---|---|---|---|---|---|\n");
+  std::printf(
+      "| tensor | export | import | round trip (import+export+release) | memcpy of the bytes | "
+      "round trip / memcpy |\n|---|---|---|---|---|---|\n");
   for (size_t bytes : {size_t{4} << 10, size_t{64} << 20}) {
     Producer producer(bytes / 4);
     ortdlpack::Tensor tensor = ortdlpack::from_dlpack(&producer.managed).tensor;

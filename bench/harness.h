@@ -26,9 +26,12 @@ double ns_per_call(Fn&& fn, int iterations, int batches = 7) {
 
 inline std::string human(double ns) {
   char buf[32];
-  if (ns < 1e3) std::snprintf(buf, sizeof buf, "%.0f ns", ns);
-  else if (ns < 1e6) std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
-  else std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
+  if (ns < 1e3)
+    std::snprintf(buf, sizeof buf, "%.0f ns", ns);
+  else if (ns < 1e6)
+    std::snprintf(buf, sizeof buf, "%.2f us", ns / 1e3);
+  else
+    std::snprintf(buf, sizeof buf, "%.2f ms", ns / 1e6);
   return buf;
 }
 

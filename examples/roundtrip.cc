@@ -21,7 +21,8 @@ struct FrameworkTensor {
   int deleter_calls = 0;
   DLManagedTensorVersioned managed{};
 
-  FrameworkTensor(int64_t rows, int64_t cols) : data(static_cast<size_t>(rows * cols)), shape{rows, cols}, strides{cols, 1} {
+  FrameworkTensor(int64_t rows, int64_t cols)
+      : data(static_cast<size_t>(rows * cols)), shape{rows, cols}, strides{cols, 1} {
     for (size_t i = 0; i < data.size(); ++i) data[i] = static_cast<float>(i);
     managed.version = {DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
     managed.manager_ctx = this;
@@ -49,8 +50,7 @@ int main() {
     ortdlpack::Imported input = ortdlpack::from_dlpack(&x.managed);
     std::printf("import : framework buffer %p -> OrtValue data %p  (%s, copied: %s)\n",
                 static_cast<void*>(x.data.data()), input.tensor.data(),
-                input.tensor.data() == x.data.data() ? "same memory" : "DIFFERENT memory",
-                input.copied ? "yes" : "no");
+                input.tensor.data() == x.data.data() ? "same memory" : "DIFFERENT memory", input.copied ? "yes" : "no");
 
     // 2. Run: Y = X + X.
     const char* in_names[] = {"X"};
@@ -62,11 +62,10 @@ int main() {
 
     // 3. ORT -> DLPack: the consumer gets ORT's output buffer itself, and shares its ownership.
     DLManagedTensorVersioned* out = ortdlpack::to_dlpack_versioned(output);
-    std::printf("export : OrtValue data %p -> DLPack data %p  (%s, device %s, strides [%lld, %lld])\n",
-                output.data(), out->dl_tensor.data,
-                output.data() == out->dl_tensor.data ? "same memory" : "DIFFERENT memory",
-                ortdlpack::describe_device(out->dl_tensor.device).c_str(), static_cast<long long>(out->dl_tensor.strides[0]),
-                static_cast<long long>(out->dl_tensor.strides[1]));
+    std::printf("export : OrtValue data %p -> DLPack data %p  (%s, device %s, strides [%lld, %lld])\n", output.data(),
+                out->dl_tensor.data, output.data() == out->dl_tensor.data ? "same memory" : "DIFFERENT memory",
+                ortdlpack::describe_device(out->dl_tensor.device).c_str(),
+                static_cast<long long>(out->dl_tensor.strides[0]), static_cast<long long>(out->dl_tensor.strides[1]));
     const auto* values = static_cast<const float*>(out->dl_tensor.data);
     std::printf("result : Y = X + X = [");
     for (int i = 0; i < 8; ++i) std::printf("%s%g", i ? ", " : "", static_cast<double>(values[i]));

@@ -26,7 +26,7 @@
 
 namespace {
 
-constexpr size_t kBufferBytes = 4096;    // what the producer owns
+constexpr size_t kBufferBytes = 4096;      // what the producer owns
 constexpr size_t kMaxCopyBytes = 1 << 20;  // readable descriptors copy at most this much
 
 alignas(64) unsigned char g_buffer[kBufferBytes];
@@ -61,28 +61,39 @@ void legacy_deleter(DLManagedTensor* self) { ++static_cast<Producer*>(self->mana
 
 int64_t pick_extent(FuzzedDataProvider& in) {
   switch (in.ConsumeIntegralInRange<int>(0, 15)) {
-    case 0: return in.ConsumeIntegral<int64_t>();
-    case 1: return -in.ConsumeIntegralInRange<int64_t>(1, 3);
-    case 2: return INT64_MAX - in.ConsumeIntegralInRange<int64_t>(0, 2);
-    case 3: return int64_t{1} << in.ConsumeIntegralInRange<int>(16, 62);
-    default: return in.ConsumeIntegralInRange<int64_t>(0, 6);
+    case 0:
+      return in.ConsumeIntegral<int64_t>();
+    case 1:
+      return -in.ConsumeIntegralInRange<int64_t>(1, 3);
+    case 2:
+      return INT64_MAX - in.ConsumeIntegralInRange<int64_t>(0, 2);
+    case 3:
+      return int64_t{1} << in.ConsumeIntegralInRange<int>(16, 62);
+    default:
+      return in.ConsumeIntegralInRange<int64_t>(0, 6);
   }
 }
 
 int64_t pick_stride(FuzzedDataProvider& in) {
   switch (in.ConsumeIntegralInRange<int>(0, 15)) {
-    case 0: return in.ConsumeIntegral<int64_t>();
-    case 1: return INT64_MIN + in.ConsumeIntegralInRange<int64_t>(0, 2);
-    case 2: return INT64_MAX - in.ConsumeIntegralInRange<int64_t>(0, 2);
-    default: return in.ConsumeIntegralInRange<int64_t>(-8, 48);
+    case 0:
+      return in.ConsumeIntegral<int64_t>();
+    case 1:
+      return INT64_MIN + in.ConsumeIntegralInRange<int64_t>(0, 2);
+    case 2:
+      return INT64_MAX - in.ConsumeIntegralInRange<int64_t>(0, 2);
+    default:
+      return in.ConsumeIntegralInRange<int64_t>(-8, 48);
   }
 }
 
 DLDataType pick_dtype(FuzzedDataProvider& in) {
   static constexpr DLDataType kValid[] = {
-      {kDLFloat, 32, 1}, {kDLFloat, 16, 1}, {kDLFloat, 64, 1},   {kDLInt, 8, 1},    {kDLInt, 16, 1},
-      {kDLInt, 32, 1},   {kDLInt, 64, 1},   {kDLUInt, 8, 1},     {kDLUInt, 64, 1},  {kDLBool, 8, 1},
-      {kDLBfloat, 16, 1}, {kDLComplex, 64, 1}, {kDLComplex, 128, 1}, {kDLInt, 4, 1}, {kDLUInt, 4, 1},
+      {kDLFloat, 32, 1},        {kDLFloat, 16, 1},        {kDLFloat, 64, 1},
+      {kDLInt, 8, 1},           {kDLInt, 16, 1},          {kDLInt, 32, 1},
+      {kDLInt, 64, 1},          {kDLUInt, 8, 1},          {kDLUInt, 64, 1},
+      {kDLBool, 8, 1},          {kDLBfloat, 16, 1},       {kDLComplex, 64, 1},
+      {kDLComplex, 128, 1},     {kDLInt, 4, 1},           {kDLUInt, 4, 1},
       {kDLFloat4_e2m1fn, 4, 1}, {kDLFloat8_e4m3fn, 8, 1}, {kDLFloat8_e5m2fnuz, 8, 1},
   };
   if (in.ConsumeIntegralInRange<int>(0, 7) != 0) {
@@ -98,9 +109,9 @@ DLDataType pick_dtype(FuzzedDataProvider& in) {
 DLDevice pick_device(FuzzedDataProvider& in) {
   // Only enumerator values: DLDeviceType is a C enum without a fixed underlying type, so in C++ any other value is
   // not a valid DLDeviceType and a producer handing one over is itself at fault (reading it is undefined).
-  static constexpr DLDeviceType kTypes[] = {kDLCPU,    kDLCUDA,   kDLCUDAHost,     kDLOpenCL, kDLVulkan, kDLMetal,
-                                            kDLVPI,    kDLROCM,   kDLROCMHost,     kDLExtDev, kDLCUDAManaged,
-                                            kDLOneAPI, kDLWebGPU, kDLHexagon,      kDLMAIA,   kDLTrn};
+  static constexpr DLDeviceType kTypes[] = {kDLCPU,    kDLCUDA,    kDLCUDAHost, kDLOpenCL, kDLVulkan,      kDLMetal,
+                                            kDLVPI,    kDLROCM,    kDLROCMHost, kDLExtDev, kDLCUDAManaged, kDLOneAPI,
+                                            kDLWebGPU, kDLHexagon, kDLMAIA,     kDLTrn};
   DLDevice d{kDLCPU, 0};
   if (in.ConsumeIntegralInRange<int>(0, 3) == 0) {
     d.device_type = kTypes[in.ConsumeIntegralInRange<size_t>(0, sizeof kTypes / sizeof kTypes[0] - 1)];
@@ -205,7 +216,8 @@ void export_round_trip(const ortdlpack::Tensor& tensor) {
     if (tensor.use_count() != before + 1) fail("versioned export does not hold one share");
     if (v->dl_tensor.data != tensor.data()) fail("versioned export moved the data");
     ortdlpack::Imported again = ortdlpack::from_dlpack(v);  // owns v now
-    if (again.copied || (!empty && again.tensor.data() != tensor.data())) fail("re-import of an export is not zero-copy");
+    if (again.copied || (!empty && again.tensor.data() != tensor.data()))
+      fail("re-import of an export is not zero-copy");
     if (again.tensor.read_only() != tensor.read_only()) fail("read-only flag lost in a round trip");
   } catch (const ortdlpack::Error&) {
   }
@@ -224,8 +236,8 @@ void run_one(Producer& p, bool versioned, const ortdlpack::ImportOptions& option
   p.deletes = 0;
   bool imported = false;
   try {
-    ortdlpack::Imported in = versioned ? ortdlpack::from_dlpack(&p.versioned, options)
-                                       : ortdlpack::from_dlpack(&p.legacy, options);
+    ortdlpack::Imported in =
+        versioned ? ortdlpack::from_dlpack(&p.versioned, options) : ortdlpack::from_dlpack(&p.legacy, options);
     imported = true;
     if (options.copy == ortdlpack::CopyMode::kNever && in.copied) fail("kNever copied");
     if (options.copy == ortdlpack::CopyMode::kAlways && !in.copied) fail("kAlways did not copy");
@@ -299,9 +311,15 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   t.byte_offset = in.ConsumeIntegralInRange<int>(0, 7) == 0 ? in.ConsumeIntegral<uint64_t>()
                                                             : in.ConsumeIntegralInRange<uint64_t>(0, 64);
   switch (in.ConsumeIntegralInRange<int>(0, 9)) {
-    case 0: t.data = nullptr; break;
-    case 1: t.data = reinterpret_cast<void*>(in.ConsumeIntegral<uintptr_t>()); break;  // never dereferenced
-    default: t.data = g_buffer + in.ConsumeIntegralInRange<size_t>(0, kBufferBytes); break;
+    case 0:
+      t.data = nullptr;
+      break;
+    case 1:
+      t.data = reinterpret_cast<void*>(in.ConsumeIntegral<uintptr_t>());
+      break;  // never dereferenced
+    default:
+      t.data = g_buffer + in.ConsumeIntegralInRange<size_t>(0, kBufferBytes);
+      break;
   }
   uint64_t flags = 0;
   if (in.ConsumeBool()) flags |= DLPACK_FLAG_BITMASK_READ_ONLY;

@@ -95,8 +95,7 @@ void check(OrtStatus* status) {
   const Owned<OrtStatus> owned(status);
   const OrtErrorCode code = ort().GetErrorCode(status);
   const std::string message = ort().GetErrorMessage(status);
-  throw Error(code == ORT_NOT_IMPLEMENTED ? ErrorKind::kUnsupported : ErrorKind::kRuntime,
-              "ONNX Runtime: " + message);
+  throw Error(code == ORT_NOT_IMPLEMENTED ? ErrorKind::kUnsupported : ErrorKind::kRuntime, "ONNX Runtime: " + message);
 }
 
 }  // namespace ortdlpack

@@ -124,7 +124,8 @@ DLDevice to_dlpack_device(const OrtMemoryInfo* info) {
   throw Error(ErrorKind::kUnsupported,
               "ONNX Runtime memory " + describe_memory(info) +
                   " has no DLPack device: no framework is known to read it (an EP makes it exportable by "
-                  "advertising '" + kEpMetadataDlpackDeviceType + "', or call ortdlpack::register_device)");
+                  "advertising '" +
+                  kEpMetadataDlpackDeviceType + "', or call ortdlpack::register_device)");
 }
 
 const OrtMemoryInfo* memory_info(DLDevice device) {
@@ -151,8 +152,8 @@ void register_device(const DeviceMapping& m) {
   const std::string what = "register_device(" + m.name + "): ";
   const char* type_name = device_type_name(m.dl_device_type);
   if (m.dl_device_type == kDLCPU || type_name == nullptr) {
-    throw Error(ErrorKind::kInvalidArgument, what + "invalid DLPack device type " +
-                                                 std::to_string(static_cast<int>(m.dl_device_type)));
+    throw Error(ErrorKind::kInvalidArgument,
+                what + "invalid DLPack device type " + std::to_string(static_cast<int>(m.dl_device_type)));
   }
   if (m.device_type == OrtMemoryInfoDeviceType_CPU && m.memory_type == OrtDeviceMemoryType_DEFAULT) {
     throw Error(ErrorKind::kInvalidArgument, what + "CPU memory is always kDLCPU");
@@ -173,8 +174,8 @@ void register_device(const DeviceMapping& m) {
     const bool same = covers(r, fields_of(m));
     if (same && r.dl_device_type == m.dl_device_type && r.name == m.name) return;
     if (same || r.dl_device_type == m.dl_device_type) {
-      throw Error(ErrorKind::kInvalidArgument, what + "conflicts with the mapping registered for '" + r.name +
-                                                   "' (" + describe_device(DLDevice{r.dl_device_type, 0}) + ")");
+      throw Error(ErrorKind::kInvalidArgument, what + "conflicts with the mapping registered for '" + r.name + "' (" +
+                                                   describe_device(DLDevice{r.dl_device_type, 0}) + ")");
     }
   }
   reg.rows.push_back(m);
@@ -223,7 +224,8 @@ int register_ep_devices(OrtEnv* e) {
     const MemoryFields m = detail::memory_fields(info);
     DLDeviceType existing{};
     if (detail::owner_of(m) != nullptr || registry().find(m, &existing)) continue;
-    register_device(DeviceMapping{m.name, m.device_type, m.vendor_id, m.memory_type, static_cast<DLDeviceType>(dl_type)});
+    register_device(
+        DeviceMapping{m.name, m.device_type, m.vendor_id, m.memory_type, static_cast<DLDeviceType>(dl_type)});
     ++added;
   }
   return added;

@@ -134,7 +134,8 @@ DLDevice dl_device_from_name(const std::string& name) {
   for (const DlName& row : kDlNames) {
     if (kind == row.name) return DLDevice{row.type, id};
   }
-  throw Error(ErrorKind::kInvalidArgument, "unknown device '" + name + "' (expected e.g. 'cpu', 'cuda:0', 'ext_dev:0')");
+  throw Error(ErrorKind::kInvalidArgument,
+              "unknown device '" + name + "' (expected e.g. 'cpu', 'cuda:0', 'ext_dev:0')");
 }
 
 std::string describe_memory(const OrtMemoryInfo* info) {

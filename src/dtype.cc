@@ -55,8 +55,8 @@ const DtypeRow* find(ONNXTensorElementDataType type) {
 }
 
 std::string describe(DLDataType t) {
-  return "{code " + std::to_string(t.code) + ", bits " + std::to_string(t.bits) + ", lanes " +
-         std::to_string(t.lanes) + "}";
+  return "{code " + std::to_string(t.code) + ", bits " + std::to_string(t.bits) + ", lanes " + std::to_string(t.lanes) +
+         "}";
 }
 
 }  // namespace
@@ -122,7 +122,8 @@ size_t storage_bytes(ONNXTensorElementDataType type, size_t count) {
 void unpack_sub_byte(ONNXTensorElementDataType type, const void* packed, size_t count, uint8_t* out) {
   const DLDataType dt = to_dlpack_dtype(type);
   const uint32_t bits = dt.bits;
-  if (bits >= 8) throw Error(ErrorKind::kInvalidArgument, std::string("unpack_sub_byte: ") + dtype_name(type) + " is not packed");
+  if (bits >= 8)
+    throw Error(ErrorKind::kInvalidArgument, std::string("unpack_sub_byte: ") + dtype_name(type) + " is not packed");
   // Element i sits in byte i*bits/8, low bits first (ONNX and DLPack 1.1 alike).
   const auto* src = static_cast<const uint8_t*>(packed);
   const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1u);

@@ -165,8 +165,8 @@ std::string register_library(const EpRow* ep, const std::string& name) {
   if (ep != nullptr && ep->ort_library != nullptr) {
     const std::string path = dir.empty() ? std::string() : dir + "/" + ep->ort_library;
     if (dir.empty()) {
-      why = "the folder of the running ONNX Runtime could not be determined to look for " +
-            std::string(ep->ort_library);
+      why =
+          "the folder of the running ONNX Runtime could not be determined to look for " + std::string(ep->ort_library);
     } else if (!file_exists(path)) {
       why = "the installed ONNX Runtime (" + dir + ") has no " + ep->ort_library;
     } else if (attempt(path, ep->ep_name)) {
@@ -175,7 +175,8 @@ std::string register_library(const EpRow* ep, const std::string& name) {
   }
   for (const python::EpPackage& p : packages) {
     if (!inside(p.library, p.folder) || !file_exists(p.library)) {
-      why += (why.empty() ? "" : "; ") + p.distribution + "'s library '" + p.library + "' is not a file of its own folder";
+      why +=
+          (why.empty() ? "" : "; ") + p.distribution + "'s library '" + p.library + "' is not a file of its own folder";
       continue;
     }
     const std::string ep_name = ep != nullptr ? ep->ep_name : p.ep_names.empty() ? name : p.ep_names.front();
@@ -187,9 +188,10 @@ std::string register_library(const EpRow* ep, const std::string& name) {
   }
   if (ep == nullptr) {
     throw Error(ErrorKind::kInvalidArgument,
-                "no execution provider named '" + name + "' in the ONNX Runtime environment (available: " +
-                    env_ep_names() + "), no installed package " + package_for(name) + (why.empty() ? "" : " (" + why + ")") +
-                    "; known by name: " + table_names() + "; or register a plugin EP library first");
+                "no execution provider named '" + name +
+                    "' in the ONNX Runtime environment (available: " + env_ep_names() + "), no installed package " +
+                    package_for(name) + (why.empty() ? "" : " (" + why + ")") + "; known by name: " + table_names() +
+                    "; or register a plugin EP library first");
   }
   if (packages.empty() && ep->packages[0] != nullptr) {
     why += (why.empty() ? "" : "; ") + std::string("no installed ") + ep->packages[0];
@@ -301,8 +303,9 @@ std::string missing_ep_message(const OrtMemoryInfo* memory) {
   if (!why.empty()) return what + " (" + why + ")";
   const EpRow* owner = owner_of(m);
   if (owner != nullptr) return what + ": " + owner->install;
-  return what + ": register the execution provider library that brings this device "
-                "(ortdlpack.register_execution_provider_library / RegisterExecutionProviderLibrary)";
+  return what +
+         ": register the execution provider library that brings this device "
+         "(ortdlpack.register_execution_provider_library / RegisterExecutionProviderLibrary)";
 }
 
 std::vector<const OrtEpDevice*> ep_devices_of(const std::string& ep_name) {
@@ -322,8 +325,8 @@ std::vector<const OrtEpDevice*> select_ep_devices(const std::string& name,
     char* end = nullptr;
     const unsigned long id = std::strtoul(value.c_str(), &end, 10);
     if (value.empty() || *end != '\0' || value[0] == '-' || id >= mine.size()) {
-      throw Error(ErrorKind::kInvalidArgument, "device_id '" + value + "': '" + ep + "' has devices 0.." +
-                                                   std::to_string(mine.size() - 1));
+      throw Error(ErrorKind::kInvalidArgument,
+                  "device_id '" + value + "': '" + ep + "' has devices 0.." + std::to_string(mine.size() - 1));
     }
     mine = {mine[id]};
   }

@@ -1,8 +1,8 @@
 #include "ortdlpack/export.h"
 
 #include <limits>
-#include <string>
 #include <new>
+#include <string>
 #include <type_traits>
 
 #include "ortdlpack/api.h"
@@ -38,8 +38,8 @@ Managed* export_tensor(const Tensor& tensor, bool versioned) {
   const ShapeView dims = tensor.shape();
   const DLDataType dtype = to_dlpack_dtype(type);
   if (!versioned && dtype.bits < 8) {
-    throw Error(ErrorKind::kUnsupported, std::string(dtype_name(type)) +
-                                             " is a packed sub-byte type, which needs DLPack >= 1.1 (versioned)");
+    throw Error(ErrorKind::kUnsupported,
+                std::string(dtype_name(type)) + " is a packed sub-byte type, which needs DLPack >= 1.1 (versioned)");
   }
   if (!versioned && tensor.read_only_kind() == ReadOnly::kFlagged) {
     throw Error(ErrorKind::kUnsupported,

@@ -9,9 +9,9 @@
 
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
-#include "ortdlpack/placement.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
+#include "ortdlpack/placement.h"
 #include "ortdlpack/transfer.h"
 #include "python_adapters.h"
 #include "stream_order.h"
@@ -25,11 +25,11 @@ namespace {
 // What validation learned about a DLPack tensor.
 struct Layout {
   ONNXTensorElementDataType type;
-  size_t count;      // elements
-  size_t bytes;      // storage bytes of a compact copy
-  char* data;        // data + byte_offset; NULL only when count == 0
-  bool compact;      // row-major with no gaps (any stride on size-1 dims)
-  bool aligned;      // data aligned to the element's scalar size
+  size_t count;  // elements
+  size_t bytes;  // storage bytes of a compact copy
+  char* data;    // data + byte_offset; NULL only when count == 0
+  bool compact;  // row-major with no gaps (any stride on size-1 dims)
+  bool aligned;  // data aligned to the element's scalar size
 };
 
 // The header fields: ndim, shape, device id, dtype and its flags.
@@ -94,7 +94,8 @@ void check_address_range(const DLTensor& t, uintptr_t address) {
   }
   uintptr_t last = 0;
   // -lo in unsigned arithmetic: lo may be INT64_MIN, whose negation overflows int64.
-  if (0 - static_cast<uint64_t>(lo) > address || __builtin_add_overflow(address, static_cast<uint64_t>(hi) + elem, &last)) {
+  if (0 - static_cast<uint64_t>(lo) > address ||
+      __builtin_add_overflow(address, static_cast<uint64_t>(hi) + elem, &last)) {
     invalid("strides address memory outside the address space");
   }
 }
@@ -172,7 +173,7 @@ Source<Managed> wrap(Managed* managed, const Layout& l, const OrtMemoryInfo* mem
   auto* allocator = new DeleterAllocator<Managed>(managed, memory);
   OrtValue* value = nullptr;
   OrtStatus* status = ort().CreateTensorWithDataAndDeleterAsOrtValue(&allocator->base, data, l.bytes, t.shape,
-                                                                      static_cast<size_t>(t.ndim), l.type, &value);
+                                                                     static_cast<size_t>(t.ndim), l.type, &value);
   if (status != nullptr) {
     delete allocator;  // the caller keeps `managed`
     check(status);
@@ -183,11 +184,12 @@ Source<Managed> wrap(Managed* managed, const Layout& l, const OrtMemoryInfo* mem
 // A compact copy of a layout ORT cannot hold (gaps, negative or overlapping strides, misaligned data): host memory
 // only, and only when `copy` allows it.
 template <class Managed>
-Source<Managed> compact_copy(const DLTensor& t, const Layout& l, const OrtMemoryInfo* memory, const ImportOptions& options) {
+Source<Managed> compact_copy(const DLTensor& t, const Layout& l, const OrtMemoryInfo* memory,
+                             const ImportOptions& options) {
   if (options.copy == CopyMode::kNever) {
     throw Error(ErrorKind::kCopyRequired,
-                std::string("DLPack tensor ") + (l.compact ? "data is not aligned to its element size" :
-                                                             "is not compact row-major") +
+                std::string("DLPack tensor ") +
+                    (l.compact ? "data is not aligned to its element size" : "is not compact row-major") +
                     ": ORT can only hold it as a copy, and copying was not allowed");
   }
   if (!host_accessible(memory)) {
@@ -224,11 +226,11 @@ Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& op
   const OrtMemoryInfo* memory = memory_info(t.device);
   if (!host_accessible(memory)) note_import(memory);  // the producer may have queued work before our stream
   // A fresh copy the producer made (IS_COPIED) is the consumer's, whatever the producer's contract for its arrays.
-  const ReadOnly read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 ? ReadOnly::kFlagged
+  const ReadOnly read_only = (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0                        ? ReadOnly::kFlagged
                              : options.read_only && (flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0 ? ReadOnly::kByContract
                                                                                                  : ReadOnly::kNo;
-  Source<Managed> source = l.compact && l.aligned ? wrap(managed, l, memory, read_only)
-                                                  : compact_copy<Managed>(t, l, memory, options);
+  Source<Managed> source =
+      l.compact && l.aligned ? wrap(managed, l, memory, read_only) : compact_copy<Managed>(t, l, memory, options);
   const bool fresh = source.copied || (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
   const CopyMode mode = options.copy == CopyMode::kAlways && fresh ? CopyMode::kIfNeeded : options.copy;
   try {

@@ -15,20 +15,28 @@ bool same_device(DLDevice a, DLDevice b) { return a.device_type == b.device_type
 // The memory a copy for `target` goes to.
 const OrtMemoryInfo* destination(const Tensor& t, const Target& target) {
   switch (target.kind) {
-    case Target::Kind::kAnywhere: return t.memory_info();
-    case Target::Kind::kHost: return memory_info(DLDevice{kDLCPU, 0});
-    case Target::Kind::kDevice: return memory_info(target.device);
-    case Target::Kind::kMemory: return target.memory;
+    case Target::Kind::kAnywhere:
+      return t.memory_info();
+    case Target::Kind::kHost:
+      return memory_info(DLDevice{kDLCPU, 0});
+    case Target::Kind::kDevice:
+      return memory_info(target.device);
+    case Target::Kind::kMemory:
+      return target.memory;
   }
   return t.memory_info();
 }
 
 std::string describe_target(const Target& target) {
   switch (target.kind) {
-    case Target::Kind::kAnywhere: return "where it is";
-    case Target::Kind::kHost: return "host memory";
-    case Target::Kind::kDevice: return describe_device(target.device);
-    case Target::Kind::kMemory: return describe_memory(target.memory);
+    case Target::Kind::kAnywhere:
+      return "where it is";
+    case Target::Kind::kHost:
+      return "host memory";
+    case Target::Kind::kDevice:
+      return describe_device(target.device);
+    case Target::Kind::kMemory:
+      return describe_memory(target.memory);
   }
   return "?";
 }

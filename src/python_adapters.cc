@@ -85,9 +85,12 @@ OnnxruntimeDevice onnxruntime_device(const OrtMemoryInfo* memory) {
   // CUDA's kernels take it (the WebGPU EP refuses such buffers when the run begins).
   if (m.device_type == OrtMemoryInfoDeviceType_GPU && m.vendor_id != kVendorNvidia && ort_runtime_api_version() < 30) {
     throw Error(ErrorKind::kUnsupported,
-                "onnxruntime 1." + std::to_string(ort_runtime_api_version()) + " binds memory by address as CUDA "
-                "memory, so a session cannot take " + describe_memory(memory) + " from ortdlpack.run: upgrade to "
-                "onnxruntime >= 1.30, or run the model with ortdlpack.Session, which binds it on any onnxruntime");
+                "onnxruntime 1." + std::to_string(ort_runtime_api_version()) +
+                    " binds memory by address as CUDA "
+                    "memory, so a session cannot take " +
+                    describe_memory(memory) +
+                    " from ortdlpack.run: upgrade to "
+                    "onnxruntime >= 1.30, or run the model with ortdlpack.Session, which binds it on any onnxruntime");
   }
   return {static_cast<int>(m.device_type), static_cast<int>(m.memory_type), m.vendor_id, m.device_id};
 }
@@ -105,7 +108,8 @@ const OrtEpDevice* find_ep_device(const std::string& ep_name, int64_t hardware_t
       return d;
     }
   }
-  throw Error(ErrorKind::kInvalidArgument, "OrtEpDevice of EP '" + ep_name + "' is not among the environment's EP devices");
+  throw Error(ErrorKind::kInvalidArgument,
+              "OrtEpDevice of EP '" + ep_name + "' is not among the environment's EP devices");
 }
 
 SessionInfo session_info(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
@@ -114,7 +118,7 @@ SessionInfo session_info(const std::vector<IoDeclaration>& inputs, const std::ve
   for (const std::string& p : providers) {
     if (detail::ships_with_ort(p)) {
       try {
-        ensure_ep(p);  // a library shipped with ORT (CUDA, ...): registered now, once
+        ensure_ep(p);           // a library shipped with ORT (CUDA, ...): registered now, once
       } catch (const Error&) {  // not there: the session's EP keeps its memory to itself, as before
       }
     }

@@ -168,8 +168,9 @@ void check_against(const Tensor& tensor, const IoInfo& io, const char* role, Nam
                    const std::string* input) {
   if (!tensor) invalid(std::string(role) + " '" + io.name + "' is an empty Tensor");
   if (!io.is_tensor) {
-    invalid(std::string(role) + " '" + io.name + "' is not a tensor in the model (sequences, maps and optionals "
-                                                 "cannot be bound from DLPack)");
+    invalid(std::string(role) + " '" + io.name +
+            "' is not a tensor in the model (sequences, maps and optionals "
+            "cannot be bound from DLPack)");
   }
   const auto mismatch = [&](const std::string& what, const std::string& because = "") {
     invalid(std::string(role) + " '" + io.name + "': " + what + ": the model expects " + io.type_string() + because +
@@ -238,7 +239,8 @@ void plan_inputs(const SessionInfo& info, const Feeds& feeds, RunPlan& plan, Nam
 void plan_outputs(const SessionInfo& info, const std::vector<std::string>& output_names, RunPlan& plan) {
   const std::vector<IoInfo>& outputs = info.outputs();
   if (output_names.empty()) {
-    for (size_t i = 0; i < outputs.size(); ++i) plan.outputs.push_back(RunPlan::Output{static_cast<int>(i), Tensor(), nullptr});
+    for (size_t i = 0; i < outputs.size(); ++i)
+      plan.outputs.push_back(RunPlan::Output{static_cast<int>(i), Tensor(), nullptr});
     return;
   }
   std::vector<char> requested(outputs.size(), 0);
@@ -276,7 +278,8 @@ void plan_destinations(const SessionInfo& info, const RunOptions& options, Named
     if (!info.writes(outputs[i], memory)) {
       throw Error(ErrorKind::kUnsupported, "run: output destination '" + name + "' is in " + describe_memory(memory) +
                                                ", which the session cannot write: it produces '" + name + "' in " +
-                                               produced_in(outputs[i]) + " and has no execution provider on that "
+                                               produced_in(outputs[i]) +
+                                               " and has no execution provider on that "
                                                "device (a destination is never copied)");
     }
     out->destination = tensor;
@@ -289,7 +292,7 @@ void plan_allocation(const SessionInfo& info, const RunOptions& options, RunPlan
   if (options.output_memory != nullptr && options.output_device.has_value()) {
     invalid("RunOptions: set output_memory or output_device, not both");
   }
-  const OrtMemoryInfo* requested = options.output_memory ? options.output_memory
+  const OrtMemoryInfo* requested = options.output_memory   ? options.output_memory
                                    : options.output_device ? memory_info(*options.output_device)
                                                            : nullptr;
   for (RunPlan::Output& out : plan.outputs) {
@@ -319,8 +322,8 @@ void plan_staging(const SessionInfo& info, RunPlan& plan) {
 
 std::string IoInfo::type_string() const {
   if (!is_tensor) return "a non-tensor value";
-  return std::string(dtype_name(element_type)) + (has_shape ? shape_string(shape.data(), shape.size(), &dim_names)
-                                                            : std::string("[any shape]"));
+  return std::string(dtype_name(element_type)) +
+         (has_shape ? shape_string(shape.data(), shape.size(), &dim_names) : std::string("[any shape]"));
 }
 
 SessionInfo::SessionInfo(const OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices)
@@ -330,8 +333,8 @@ SessionInfo::SessionInfo(const OrtSession* session, const std::vector<const OrtE
   size_t n_in = 0, n_out = 0;
   check(api.SessionGetInputCount(session, &n_in));
   check(api.SessionGetOutputCount(session, &n_out));
-  inputs_ = read_ios(session, n_in, api.SessionGetInputName, api.SessionGetInputTypeInfo,
-                     api.SessionGetMemoryInfoForInputs);
+  inputs_ =
+      read_ios(session, n_in, api.SessionGetInputName, api.SessionGetInputTypeInfo, api.SessionGetMemoryInfoForInputs);
   outputs_ = read_ios(session, n_out, api.SessionGetOutputName, api.SessionGetOutputTypeInfo,
                       api.SessionGetMemoryInfoForOutputs);
 }

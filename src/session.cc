@@ -103,7 +103,8 @@ std::vector<Provider> providers_of(const SessionConfig& config) {
 void apply_settings(const SessionConfig& c, OrtSessionOptions* o) {
   const OrtApi& api = ort();
   const auto at_least = [](const char* field, const std::optional<int>& v, int low) {
-    if (v && *v < low) refuse(std::string(field) + " must be >= " + std::to_string(low) + ", got " + std::to_string(*v));
+    if (v && *v < low)
+      refuse(std::string(field) + " must be >= " + std::to_string(low) + ", got " + std::to_string(*v));
   };
   at_least("intra_op_num_threads", c.intra_op_num_threads, 0);
   at_least("inter_op_num_threads", c.inter_op_num_threads, 0);
@@ -121,20 +122,23 @@ void apply_settings(const SessionConfig& c, OrtSessionOptions* o) {
     }
   }
   if (c.execution_mode && *c.execution_mode != ORT_SEQUENTIAL && *c.execution_mode != ORT_PARALLEL) {
-    refuse("execution_mode " + std::to_string(*c.execution_mode) + " is neither ORT_SEQUENTIAL (0) nor ORT_PARALLEL (1)");
+    refuse("execution_mode " + std::to_string(*c.execution_mode) +
+           " is neither ORT_SEQUENTIAL (0) nor ORT_PARALLEL (1)");
   }
   if (c.enable_mem_reuse == false) {
     refuse("enable_mem_reuse=false cannot be set: ONNX Runtime's C API has no call for it");
   }
   if (c.execution_order && *c.execution_order != "DEFAULT") {
-    refuse("execution_order '" + *c.execution_order + "' cannot be set: ONNX Runtime's C API has no call for it "
+    refuse("execution_order '" + *c.execution_order +
+           "' cannot be set: ONNX Runtime's C API has no call for it "
            "(only DEFAULT)");
   }
   if (c.profile_file_prefix && c.enable_profiling != true) refuse("profile_file_prefix needs enable_profiling");
   for (const auto* overrides : {&c.free_dimension_overrides_by_name, &c.free_dimension_overrides_by_denotation}) {
     for (const auto& [dim, value] : *overrides) {
       if (dim.empty()) refuse("a free dimension override names no dimension");
-      if (value < 0) refuse("free dimension '" + dim + "' overridden with " + std::to_string(value) + " (must be >= 0)");
+      if (value < 0)
+        refuse("free dimension '" + dim + "' overridden with " + std::to_string(value) + " (must be >= 0)");
     }
   }
 
@@ -349,9 +353,9 @@ struct Session::Impl {
     if (leave_queued) adopt_caller_work(*stream);
   }
 
-  Owned<OrtSession> owned;  // the session when this class created it (declared first: destroyed last)
-  std::optional<CallerStream> stream;    // SessionConfig::stream
-  Owned<OrtRunOptions> unsynchronized;   // runs that leave their work queued on `stream` (ORT computes on it)
+  Owned<OrtSession> owned;              // the session when this class created it (declared first: destroyed last)
+  std::optional<CallerStream> stream;   // SessionConfig::stream
+  Owned<OrtRunOptions> unsynchronized;  // runs that leave their work queued on `stream` (ORT computes on it)
   OrtSession* session;
   SessionInfo info;
   std::vector<std::string> providers;
@@ -384,7 +388,7 @@ ModelMetadata Session::metadata() const {
   OrtModelMetadata* raw = nullptr;
   check(api.SessionGetModelMetadata(impl_->session, &raw));
   const Owned<OrtModelMetadata> meta(raw);
-  const auto field = [&](OrtStatus* (ORT_API_CALL * get)(const OrtModelMetadata*, OrtAllocator*, char**)) {
+  const auto field = [&](OrtStatus*(ORT_API_CALL * get)(const OrtModelMetadata*, OrtAllocator*, char**)) {
     char* s = nullptr;
     check(get(raw, allocator, &s));
     return take_string(s);
@@ -445,10 +449,10 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
 
 struct Binding::Impl {
   std::shared_ptr<Session::Impl> session;
-  RunPlan plan;                                  // after the first run, every output has its destination
-  const OrtRunOptions* run_options = nullptr;    // bind()'s RunOptions::run_options
-  IoBinding binding;                             // bound once (outputs again after the first run)
-  bool allocated = true;                         // whether the next run has outputs ORT allocates
+  RunPlan plan;                                // after the first run, every output has its destination
+  const OrtRunOptions* run_options = nullptr;  // bind()'s RunOptions::run_options
+  IoBinding binding;                           // bound once (outputs again after the first run)
+  bool allocated = true;                       // whether the next run has outputs ORT allocates
   std::vector<std::string> names;
   std::vector<Tensor> outputs;
   std::mutex mutex;

@@ -47,7 +47,8 @@ Tensor::Tensor(OrtValue* value, ReadOnly read_only, const DLDevice* device) {
   int is_tensor = 0;
   check(ort().IsTensor(value, &is_tensor));
   if (!is_tensor) {
-    throw Error(ErrorKind::kInvalidArgument, "OrtValue is not a tensor (sequences, maps and optionals have no DLPack form)");
+    throw Error(ErrorKind::kInvalidArgument,
+                "OrtValue is not a tensor (sequences, maps and optionals have no DLPack form)");
   }
   auto owner = std::make_shared<Owner>(value, read_only);
   guard.release();

@@ -21,8 +21,8 @@ void check_pair(const Tensor& src, const Tensor& dst, size_t i) {
     throw Error(ErrorKind::kInvalidArgument, "copy: destination " + std::to_string(i) + " is read-only");
   }
   if (src.element_type() != dst.element_type() || src.shape() != dst.shape()) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "copy: tensor " + std::to_string(i) + " differs in element type or shape between source and destination");
+    throw Error(ErrorKind::kInvalidArgument, "copy: tensor " + std::to_string(i) +
+                                                 " differs in element type or shape between source and destination");
   }
 }
 
@@ -117,18 +117,17 @@ Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shap
   if (ep_device == nullptr) throw Error(ErrorKind::kInvalidArgument, "allocate: OrtEpDevice is NULL");
   const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(ep_device, memory_type);
   if (memory == nullptr) {
-    throw Error(ErrorKind::kUnsupported, std::string("allocate: EP '") + ort().EpDevice_EpName(ep_device) +
-                                             "' has no " +
-                                             (memory_type == OrtDeviceMemoryType_DEFAULT ? "DEFAULT" : "HOST_ACCESSIBLE") +
-                                             " memory");
+    throw Error(ErrorKind::kUnsupported,
+                std::string("allocate: EP '") + ort().EpDevice_EpName(ep_device) + "' has no " +
+                    (memory_type == OrtDeviceMemoryType_DEFAULT ? "DEFAULT" : "HOST_ACCESSIBLE") + " memory");
   }
   return allocate(type, shape, memory);
 }
 
 void copy(const std::vector<Tensor>& src, const std::vector<Tensor>& dst, OrtSyncStream* stream) {
   if (src.size() != dst.size()) {
-    throw Error(ErrorKind::kInvalidArgument, "copy: " + std::to_string(src.size()) + " sources but " +
-                                                 std::to_string(dst.size()) + " destinations");
+    throw Error(ErrorKind::kInvalidArgument,
+                "copy: " + std::to_string(src.size()) + " sources but " + std::to_string(dst.size()) + " destinations");
   }
   // Every pair is validated before anything is written: a bad pair must not leave earlier destinations copied.
   for (size_t i = 0; i < src.size(); ++i) check_pair(src[i], dst[i], i);
@@ -146,7 +145,9 @@ void copy(const std::vector<Tensor>& src, const std::vector<Tensor>& dst, OrtSyn
   }
 }
 
-void copy(const Tensor& src, const Tensor& dst, OrtSyncStream* stream) { copy(std::vector<Tensor>{src}, std::vector<Tensor>{dst}, stream); }
+void copy(const Tensor& src, const Tensor& dst, OrtSyncStream* stream) {
+  copy(std::vector<Tensor>{src}, std::vector<Tensor>{dst}, stream);
+}
 
 Tensor to(const Tensor& src, const OrtMemoryInfo* memory, OrtSyncStream* stream) {
   if (!src) throw Error(ErrorKind::kInvalidArgument, "to: empty Tensor");

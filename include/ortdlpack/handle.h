@@ -16,10 +16,10 @@ namespace ortdlpack {
 template <class T>
 struct Releaser;  // one specialisation per ORT handle type
 
-#define ORTDLPACK_DEFINE_RELEASE(NAME)                                                  \
-  template <>                                                                           \
-  struct Releaser<Ort##NAME> {                                                          \
-    void operator()(Ort##NAME* p) const noexcept { ort().Release##NAME(p); }           \
+#define ORTDLPACK_DEFINE_RELEASE(NAME)                                       \
+  template <>                                                                \
+  struct Releaser<Ort##NAME> {                                               \
+    void operator()(Ort##NAME* p) const noexcept { ort().Release##NAME(p); } \
   };
 
 ORTDLPACK_DEFINE_RELEASE(Value)

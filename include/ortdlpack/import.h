@@ -8,8 +8,8 @@
 // copied into a compact tensor when the options allow it, else Error(kCopyRequired).
 //
 // Read-only memory: ORT has no read-only tensors. The result remembers the READ_ONLY flag (Tensor::read_only()),
-// or ImportOptions::read_only, exports it again, and ortdlpack refuses to bind such a tensor as a session output. ORT never writes a session
-// input, so a read-only tensor is safe to feed.
+// or ImportOptions::read_only, exports it again, and ortdlpack refuses to bind such a tensor as a session output. ORT
+// never writes a session input, so a read-only tensor is safe to feed.
 //
 // Placement (placement.h): the result is then placed at ImportOptions::target under ImportOptions::copy, in the
 // same call — the one import protocol every binding uses. copy=kAlways makes exactly one copy: none more when the
@@ -28,15 +28,15 @@
 namespace ortdlpack {
 
 struct ImportOptions {
-  CopyMode copy = CopyMode::kNever;       // placement.h; kAlways: a fresh compact copy
-  Target target = Target::anywhere();     // where the result must be (placement.h)
+  CopyMode copy = CopyMode::kNever;    // placement.h; kAlways: a fresh compact copy
+  Target target = Target::anywhere();  // where the result must be (placement.h)
   // Import kDLUInt/8 as ONNX bool (the pre-DLPack-1.0 convention for bool, e.g. older ORT exports).
   bool uint8_as_bool = false;
   // Treat the memory as read-only whatever the flags say: producers whose arrays are immutable by contract but
   // whose capsules carry no READ_ONLY flag (JAX, TensorFlow). The result is ReadOnly::kByContract (tensor.h),
   // unless the producer says it made a fresh copy (IS_COPIED): that one is the consumer's.
   bool read_only = false;
-  CopyRunner run_copy = nullptr;          // runs a copy the import makes (placement.h)
+  CopyRunner run_copy = nullptr;  // runs a copy the import makes (placement.h)
 };
 
 struct Imported {

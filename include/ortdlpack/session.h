@@ -86,8 +86,8 @@ struct SessionConfig {
   const OrtSessionOptions* base = nullptr;
 
   // Threads: 0 is ORT's default (one per physical core for intra-op); negative values are refused.
-  std::optional<int> intra_op_num_threads;   // SetIntraOpNumThreads
-  std::optional<int> inter_op_num_threads;   // SetInterOpNumThreads
+  std::optional<int> intra_op_num_threads;  // SetIntraOpNumThreads
+  std::optional<int> inter_op_num_threads;  // SetInterOpNumThreads
   // false: run on the env's global thread pools (DisablePerSessionThreads; ORT refuses it when the env has none).
   std::optional<bool> use_per_session_threads;
 
@@ -96,7 +96,7 @@ struct SessionConfig {
   // (SetSessionGraphOptimizationLevel); ExecutionMode ORT_SEQUENTIAL or ORT_PARALLEL (SetSessionExecutionMode).
   std::optional<int> graph_optimization_level;
   std::optional<int> execution_mode;
-  std::optional<std::string> optimized_model_filepath;             // SetOptimizedModelFilePath: where ORT saves it
+  std::optional<std::string> optimized_model_filepath;  // SetOptimizedModelFilePath: where ORT saves it
   // Free dimensions fixed to a value (>= 0): by the symbolic name in the model (AddFreeDimensionOverrideByName)
   // or by the dimension's denotation ("DATA_BATCH"; AddFreeDimensionOverride).
   std::vector<std::pair<std::string, int64_t>> free_dimension_overrides_by_name;
@@ -112,10 +112,10 @@ struct SessionConfig {
   std::optional<std::string> execution_order;  // "DEFAULT", "PRIORITY_BASED", "MEMORY_EFFICIENT"
 
   // Logging and profiling.
-  std::optional<int> log_severity_level;   // 0 (verbose) .. 4 (fatal): SetSessionLogSeverityLevel
-  std::optional<int> log_verbosity_level;  // >= 0, for verbose logging: SetSessionLogVerbosityLevel
-  std::optional<std::string> log_id;       // SetSessionLogId
-  std::optional<bool> enable_profiling;    // EnableProfiling (Session::end_profiling() ends it)
+  std::optional<int> log_severity_level;           // 0 (verbose) .. 4 (fatal): SetSessionLogSeverityLevel
+  std::optional<int> log_verbosity_level;          // >= 0, for verbose logging: SetSessionLogVerbosityLevel
+  std::optional<std::string> log_id;               // SetSessionLogId
+  std::optional<bool> enable_profiling;            // EnableProfiling (Session::end_profiling() ends it)
   std::optional<std::string> profile_file_prefix;  // the profile's file prefix; needs enable_profiling
 
   // Session config entries ("session.intra_op.allow_spinning" -> "0", ...): AddSessionConfigEntry.
@@ -145,9 +145,9 @@ struct ModelMetadata {
   std::string producer_name;
   std::string graph_name;
   std::string domain;
-  std::string description;        // the model's doc_string
-  std::string graph_description;  // the graph's doc_string
-  int64_t version = 0;            // model_version
+  std::string description;                                               // the model's doc_string
+  std::string graph_description;                                         // the graph's doc_string
+  int64_t version = 0;                                                   // model_version
   std::vector<std::pair<std::string, std::string>> custom_metadata_map;  // metadata_props, sorted by key
 };
 

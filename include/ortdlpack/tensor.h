@@ -46,7 +46,9 @@ class ShapeView {
     return true;
   }
   friend bool operator!=(ShapeView a, ShapeView b) noexcept { return !(a == b); }
-  friend bool operator==(ShapeView a, const std::vector<int64_t>& b) noexcept { return a == ShapeView(b.data(), b.size()); }
+  friend bool operator==(ShapeView a, const std::vector<int64_t>& b) noexcept {
+    return a == ShapeView(b.data(), b.size());
+  }
   friend bool operator==(const std::vector<int64_t>& a, ShapeView b) noexcept { return b == a; }
 
  private:
@@ -80,7 +82,9 @@ class Tensor {
   long use_count() const noexcept { return owner_.use_count(); }
 
   // Held fields: no ORT call. An empty Tensor has none (UNDEFINED, no dims, NULL).
-  ONNXTensorElementDataType element_type() const noexcept { return owner_ ? owner_->type : ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED; }
+  ONNXTensorElementDataType element_type() const noexcept {
+    return owner_ ? owner_->type : ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  }
   ShapeView shape() const noexcept { return owner_ ? ShapeView(owner_->dims, owner_->ndim) : ShapeView(); }
   size_t element_count() const noexcept { return owner_ ? owner_->count : 0; }
   size_t byte_size() const noexcept { return owner_ ? owner_->bytes : 0; }

@@ -10,8 +10,8 @@ namespace {
 
 struct Counters {
   std::atomic<uint64_t> allocs{0}, frees{0}, live_bytes{0}, copies{0}, bytes_h2d{0}, bytes_d2h{0}, bytes_d2d{0},
-      live_allocs{0}, host_allocs{0}, host_frees{0}, host_live_bytes{0}, bytes_h2h{0}, copy_calls{0},
-      failed_allocs{0}, failed_copies{0}, async_copies{0}, stream_waits{0}, host_syncs{0};
+      live_allocs{0}, host_allocs{0}, host_frees{0}, host_live_bytes{0}, bytes_h2h{0}, copy_calls{0}, failed_allocs{0},
+      failed_copies{0}, async_copies{0}, stream_waits{0}, host_syncs{0};
 };
 
 Counters& C() noexcept {
@@ -65,10 +65,18 @@ void CountHostSync() noexcept { Add(C().host_syncs, 1); }
 void CountCopy(CopyKind kind, std::size_t bytes) noexcept {
   Add(C().copies, 1);
   switch (kind) {
-    case CopyKind::kHostToDevice: Add(C().bytes_h2d, bytes); break;
-    case CopyKind::kDeviceToHost: Add(C().bytes_d2h, bytes); break;
-    case CopyKind::kDeviceToDevice: Add(C().bytes_d2d, bytes); break;
-    case CopyKind::kHostToHost: Add(C().bytes_h2h, bytes); break;
+    case CopyKind::kHostToDevice:
+      Add(C().bytes_h2d, bytes);
+      break;
+    case CopyKind::kDeviceToHost:
+      Add(C().bytes_d2h, bytes);
+      break;
+    case CopyKind::kDeviceToDevice:
+      Add(C().bytes_d2d, bytes);
+      break;
+    case CopyKind::kHostToHost:
+      Add(C().bytes_h2h, bytes);
+      break;
   }
 }
 
@@ -112,8 +120,8 @@ ORTDLPACK_VD_EXPORT void ortdlpack_vd_reset_counters(void) {
   auto& c = C();
   // live_bytes, live_allocs and host_live_bytes are state, not events: left alone (see the header).
   z(c.allocs), z(c.frees), z(c.copies), z(c.bytes_h2d), z(c.bytes_d2h), z(c.bytes_d2d), z(c.host_allocs),
-      z(c.host_frees), z(c.bytes_h2h), z(c.copy_calls), z(c.failed_allocs), z(c.failed_copies),
-      z(c.async_copies), z(c.stream_waits), z(c.host_syncs);
+      z(c.host_frees), z(c.bytes_h2h), z(c.copy_calls), z(c.failed_allocs), z(c.failed_copies), z(c.async_copies),
+      z(c.stream_waits), z(c.host_syncs);
 }
 
 ORTDLPACK_VD_EXPORT void ortdlpack_vd_fail_alloc_at(uint64_t n) {

@@ -93,7 +93,8 @@ OrtStatus* VdDataTransfer::CopyOne(const OrtValue* src, OrtValue* dst, VdStream*
     return nullptr;
   }
   switch (GuardedCopy(dst_data, dst_dev, src_data, src_dev, src_bytes)) {
-    case CopyResult::kOk: break;
+    case CopyResult::kOk:
+      break;
     case CopyResult::kSrcNotDevice:
       return api_.CreateStatus(ORT_INVALID_ARGUMENT,
                                "ortdlpack virtual device: source tensor claims device memory but its data is not "

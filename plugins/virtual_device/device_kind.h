@@ -37,14 +37,17 @@ inline MemSide Classify(const OrtEpApi& ep_api, const OrtMemoryDevice* dev) noex
     return {MemKind::kOther, 0};
   }
   switch (ep_api.MemoryDevice_GetMemoryType(dev)) {
-    case OrtDeviceMemoryType_DEFAULT: return {MemKind::kDevice, id};
-    case OrtDeviceMemoryType_HOST_ACCESSIBLE: return {MemKind::kHost, id};
+    case OrtDeviceMemoryType_DEFAULT:
+      return {MemKind::kDevice, id};
+    case OrtDeviceMemoryType_HOST_ACCESSIBLE:
+      return {MemKind::kHost, id};
   }
   return {MemKind::kOther, 0};
 }
 
 // Creates the OrtMemoryInfo of (device_id, kind), kind being kDevice or kHost. Caller releases it.
-inline OrtStatus* CreateVdMemoryInfo(const OrtApi& api, uint32_t device_id, MemKind kind, OrtMemoryInfo** out) noexcept {
+inline OrtStatus* CreateVdMemoryInfo(const OrtApi& api, uint32_t device_id, MemKind kind,
+                                     OrtMemoryInfo** out) noexcept {
   const bool dev = kind == MemKind::kDevice;
   return api.CreateMemoryInfo_V2(dev ? ORTDLPACK_VD_MEMINFO_DEVICE : ORTDLPACK_VD_MEMINFO_HOST,
                                  OrtMemoryInfoDeviceType_NPU, kVendorId, static_cast<int32_t>(device_id),

@@ -31,10 +31,10 @@ OrtStatus* ORT_API_CALL VdEp::GetCapabilityImpl(OrtEp*, const OrtGraph*, OrtEpGr
   return nullptr;
 }
 
-OrtStatus* ORT_API_CALL VdEp::CompileImpl(OrtEp* self, const OrtGraph**, const OrtNode**, size_t,
-                                          OrtNodeComputeInfo**, OrtNode**) noexcept {
-  return static_cast<VdEp*>(self)->api_.CreateStatus(
-      ORT_NOT_IMPLEMENTED, "VirtualDeviceEP claims no nodes, so it has nothing to compile");
+OrtStatus* ORT_API_CALL VdEp::CompileImpl(OrtEp* self, const OrtGraph**, const OrtNode**, size_t, OrtNodeComputeInfo**,
+                                          OrtNode**) noexcept {
+  return static_cast<VdEp*>(self)->api_.CreateStatus(ORT_NOT_IMPLEMENTED,
+                                                     "VirtualDeviceEP claims no nodes, so it has nothing to compile");
 }
 
 void ORT_API_CALL VdEp::ReleaseNodeComputeInfosImpl(OrtEp*, OrtNodeComputeInfo**, size_t) noexcept {}

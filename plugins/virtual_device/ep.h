@@ -31,8 +31,7 @@ class VdEp : public OrtEp {
                                              OrtNode** ep_context_nodes) noexcept;
   static void ORT_API_CALL ReleaseNodeComputeInfosImpl(OrtEp* self, OrtNodeComputeInfo** node_compute_infos,
                                                        size_t num_node_compute_infos) noexcept;
-  static OrtStatus* ORT_API_CALL GetDefaultMemoryDeviceImpl(const OrtEp* self,
-                                                            const OrtMemoryDevice** device) noexcept;
+  static OrtStatus* ORT_API_CALL GetDefaultMemoryDeviceImpl(const OrtEp* self, const OrtMemoryDevice** device) noexcept;
 
   const OrtApi& api_;
   const OrtEpApi& ep_api_;

@@ -10,8 +10,7 @@
 
 namespace ortdlpack::vd {
 
-VdFactory::VdFactory(const OrtApi& api, const OrtEpApi& ep_api) noexcept
-    : OrtEpFactory{}, api_(api), ep_api_(ep_api) {
+VdFactory::VdFactory(const OrtApi& api, const OrtEpApi& ep_api) noexcept : OrtEpFactory{}, api_(api), ep_api_(ep_api) {
   // Every callback of the API-29 struct is set: ORT 1.30 was seen to call some without a null check.
   ort_version_supported = ORT_API_VERSION;
   GetName = GetNameImpl;
@@ -45,8 +44,9 @@ VdFactory::VdFactory(const OrtApi& api, const OrtEpApi& ep_api) noexcept
     return nullptr;
   };
   GetCustomOpDomains = [](OrtEpFactory*, OrtCustomOpDomain**, size_t) noexcept -> OrtStatus* { return nullptr; };
-  InitGraphicsInterop = [](OrtEpFactory*, const OrtEpDevice*, const OrtGraphicsInteropConfig*) noexcept
-      -> OrtStatus* { return nullptr; };
+  InitGraphicsInterop = [](OrtEpFactory*, const OrtEpDevice*, const OrtGraphicsInteropConfig*) noexcept -> OrtStatus* {
+    return nullptr;
+  };
   DeinitGraphicsInterop = [](OrtEpFactory*, const OrtEpDevice*) noexcept -> OrtStatus* { return nullptr; };
   SelectBestModelCandidate = [](OrtEpFactory*, const OrtHardwareDevice*, const OrtKeyValuePairs* const*, size_t,
                                 const OrtSessionOptions*, size_t* selected) noexcept -> OrtStatus* {
@@ -119,8 +119,8 @@ OrtStatus* VdFactory::MakeEpDevice(uint32_t id, OrtEpDevice** out) noexcept {
   return nullptr;
 }
 
-OrtStatus* ORT_API_CALL VdFactory::GetSupportedDevicesImpl(OrtEpFactory* self, const OrtHardwareDevice* const*,
-                                                           size_t, OrtEpDevice** ep_devices, size_t max_ep_devices,
+OrtStatus* ORT_API_CALL VdFactory::GetSupportedDevicesImpl(OrtEpFactory* self, const OrtHardwareDevice* const*, size_t,
+                                                           OrtEpDevice** ep_devices, size_t max_ep_devices,
                                                            size_t* num_ep_devices) noexcept {
   auto* f = static_cast<VdFactory*>(self);
   *num_ep_devices = 0;

@@ -148,7 +148,9 @@ PyTypeObject* tensor_type();
 nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy);
 // The numpy dtype of an element type (ml_dtypes' for bfloat16, float8, int4, ...).
 nb::object numpy_dtype_of(ONNXTensorElementDataType type);
-inline bool is_tensor(nb::handle h) { return Py_TYPE(h.ptr()) == tensor_type() || PyObject_TypeCheck(h.ptr(), tensor_type()); }
+inline bool is_tensor(nb::handle h) {
+  return Py_TYPE(h.ptr()) == tensor_type() || PyObject_TypeCheck(h.ptr(), tensor_type());
+}
 inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
 
 // outputs.cc -----------------------------------------------------------------------------------------------------

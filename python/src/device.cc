@@ -2,8 +2,8 @@
 // this file converts Python objects:
 //
 //   "cpu", "cuda", "cuda:1", "rocm:0", "ext_dev:0", ...   DLPack device type names (lower case, ":id" optional)
-//   (2, 0)                                                 a (dl_device_type, device_id) tuple, as __dlpack_device__ returns
-//   onnxruntime.OrtEpDevice                               an EP device of the env: its DEFAULT memory
+//   (2, 0)                                                 a (dl_device_type, device_id) tuple, as __dlpack_device__
+//   returns onnxruntime.OrtEpDevice                               an EP device of the env: its DEFAULT memory
 //   ortdlpack.Device                                      itself
 #include <string>
 
@@ -70,12 +70,15 @@ Device to_device(nb::handle spec, const char* what) {
   }
   if (PyTuple_Check(spec.ptr()) && NB_TUPLE_GET_SIZE(spec.ptr()) == 2) {
     const std::string in = std::string(what) + " (dl_device_type, device_id)";
-    const long long type = to_integer(NB_TUPLE_GET_ITEM(spec.ptr(), 0), (in + ": dl_device_type").c_str(), 1, INT32_MAX);
+    const long long type =
+        to_integer(NB_TUPLE_GET_ITEM(spec.ptr(), 0), (in + ": dl_device_type").c_str(), 1, INT32_MAX);
     const long long id = to_integer(NB_TUPLE_GET_ITEM(spec.ptr(), 1), (in + ": device_id").c_str(), 0, INT32_MAX);
     return Device{DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)}};
   }
-  throw nb::type_error((std::string(what) + " must be a str ('cpu', 'cuda:0'), a (dl_device_type, device_id) tuple, "
-                        "an onnxruntime.OrtEpDevice or an ortdlpack.Device, not " + type_name(spec.ptr()))
+  throw nb::type_error((std::string(what) +
+                        " must be a str ('cpu', 'cuda:0'), a (dl_device_type, device_id) tuple, "
+                        "an onnxruntime.OrtEpDevice or an ortdlpack.Device, not " +
+                        type_name(spec.ptr()))
                            .c_str());
 }
 
@@ -90,29 +93,42 @@ nb::object make_device(DLDevice dl) { return nb::cast(Device{dl, nullptr}); }
 void bind_device(nb::module_& m) {
   nb::class_<Device>(m, "Device",
                      "A device: 'cpu', 'cuda:0', a (dl_device_type, id) tuple, or an onnxruntime.OrtEpDevice.")
-      .def("__init__", [](Device* self, nb::handle spec) { new (self) Device(to_device(spec, "spec")); }, nb::arg("spec"),
-           nb::sig("def __init__(self, spec: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> None"))
-      .def_prop_ro("type", [](const Device& d) { return static_cast<int>(d.dl.device_type); },
-                   "The DLPack device type (DLDeviceType value, e.g. 1 for kDLCPU).")
-      .def_prop_ro("id", [](const Device& d) { return d.dl.device_id; }, "The device index.")
-      .def_prop_ro("kind", [](const Device& d) -> std::optional<std::string> {
-        const char* n = device_type_name(d.dl.device_type);
-        return n ? std::optional<std::string>(n) : std::nullopt;
-      }, "The device type's name ('cpu', 'cuda', ...), None for a type DLPack does not name.")
-      .def_prop_ro("onnxruntime_name", [](const Device& d) -> std::optional<std::string> {
-        const char* n = python::onnxruntime_device_name(d.dl.device_type);
-        return n ? std::optional<std::string>(n) : std::nullopt;
-      }, "The device name onnxruntime's Python API uses for this memory ('cpu', 'cuda'), None when it has none.")
+      .def(
+          "__init__", [](Device* self, nb::handle spec) { new (self) Device(to_device(spec, "spec")); },
+          nb::arg("spec"),
+          nb::sig("def __init__(self, spec: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> None"))
+      .def_prop_ro(
+          "type", [](const Device& d) { return static_cast<int>(d.dl.device_type); },
+          "The DLPack device type (DLDeviceType value, e.g. 1 for kDLCPU).")
+      .def_prop_ro(
+          "id", [](const Device& d) { return d.dl.device_id; }, "The device index.")
+      .def_prop_ro(
+          "kind",
+          [](const Device& d) -> std::optional<std::string> {
+            const char* n = device_type_name(d.dl.device_type);
+            return n ? std::optional<std::string>(n) : std::nullopt;
+          },
+          "The device type's name ('cpu', 'cuda', ...), None for a type DLPack does not name.")
+      .def_prop_ro(
+          "onnxruntime_name",
+          [](const Device& d) -> std::optional<std::string> {
+            const char* n = python::onnxruntime_device_name(d.dl.device_type);
+            return n ? std::optional<std::string>(n) : std::nullopt;
+          },
+          "The device name onnxruntime's Python API uses for this memory ('cpu', 'cuda'), None when it has none.")
       .def("__dlpack_device__", &dlpack_device, nb::sig("def __dlpack_device__(self) -> tuple[int, int]"),
            "(dl_device_type, device_id), as Tensor.__dlpack_device__() returns.")
-      .def("__eq__", [](const Device& d, nb::handle other) -> nb::object {
-        try {
-          const DLDevice o = to_device(other, "other").dl;
-          return nb::bool_(o.device_type == d.dl.device_type && o.device_id == d.dl.device_id);
-        } catch (const std::exception&) {  // not a device (ortdlpack, nanobind and Python errors alike)
-          return nb::borrow(Py_NotImplemented);
-        }
-      }, nb::sig("def __eq__(self, other: object) -> bool"))
+      .def(
+          "__eq__",
+          [](const Device& d, nb::handle other) -> nb::object {
+            try {
+              const DLDevice o = to_device(other, "other").dl;
+              return nb::bool_(o.device_type == d.dl.device_type && o.device_id == d.dl.device_id);
+            } catch (const std::exception&) {  // not a device (ortdlpack, nanobind and Python errors alike)
+              return nb::borrow(Py_NotImplemented);
+            }
+          },
+          nb::sig("def __eq__(self, other: object) -> bool"))
       .def("__hash__", [](const Device& d) { return nb::hash(dlpack_device(d)); })
       .def("__str__", [](const Device& d) { return name_of(d.dl); })
       .def("__repr__", [](const Device& d) { return "Device('" + name_of(d.dl) + "')"; });

@@ -101,10 +101,12 @@ Tensor import_capsule(PyObject* capsule, CopyMode copy, const Target& target, bo
     return import_placed(m, copy, target, immutable, [&] { PyCapsule_SetName(capsule, kUsedLegacy); });
   }
   if (std::strcmp(name, kUsedVersioned) == 0 || std::strcmp(name, kUsedLegacy) == 0) {
-    throw Error(ErrorKind::kInvalidArgument, "this DLPack capsule was already consumed (a capsule can be imported once)");
+    throw Error(ErrorKind::kInvalidArgument,
+                "this DLPack capsule was already consumed (a capsule can be imported once)");
   }
   throw nb::type_error(("a PyCapsule named '" + std::string(name) +
-                        "' is not a DLPack tensor (expected 'dltensor_versioned' or 'dltensor')").c_str());
+                        "' is not a DLPack tensor (expected 'dltensor_versioned' or 'dltensor')")
+                           .c_str());
 }
 
 // x's tensor through its type's C exchange API (DLPack 1.3): one C call, no capsule. Host tensors only: device tensors
@@ -167,7 +169,8 @@ uintptr_t stream_for_producer(nb::handle x) {
   static PyTypeObject* const ndarray = [] {
     nb::object numpy = nb::steal(PyImport_ImportModule("numpy"));
     if (!numpy.is_valid()) PyErr_Clear();
-    return numpy.is_valid() ? reinterpret_cast<PyTypeObject*>(nb::object(numpy.attr("ndarray")).release().ptr()) : nullptr;
+    return numpy.is_valid() ? reinterpret_cast<PyTypeObject*>(nb::object(numpy.attr("ndarray")).release().ptr())
+                            : nullptr;
   }();
   if (ndarray != nullptr && PyObject_TypeCheck(x.ptr(), ndarray)) return 0;
   PyObject* dev = PyObject_CallMethodObjArgs(x.ptr(), names().dlpack_device, nullptr);
@@ -279,7 +282,9 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
   return to_capsule(to_dlpack_legacy(p.tensor), kLegacy, legacy_destructor);
 }
 
-nb::object legacy_capsule_over(DLManagedTensorVersioned* inner) { return to_capsule(legacy_view(inner), kLegacy, legacy_destructor); }
+nb::object legacy_capsule_over(DLManagedTensorVersioned* inner) {
+  return to_capsule(legacy_view(inner), kLegacy, legacy_destructor);
+}
 
 // as_ortvalue: x's DLPack tensor goes to onnxruntime's OrtValue.from_dlpack as it is when that reads it correctly
 // (is_plain, import.h): one import, onnxruntime's. Otherwise ortdlpack imports it (copying what must be copied) and
@@ -290,7 +295,8 @@ nb::object legacy_capsule_over(DLManagedTensorVersioned* inner) { return to_caps
 nb::object as_ortvalue(nb::handle x) {
   if (is_ortvalue(x)) return nb::borrow(x);
   if (is_tensor(x)) return ortvalue_of(tensor_of(x).tensor);
-  if (PyCapsule_CheckExact(x.ptr())) return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
+  if (PyCapsule_CheckExact(x.ptr()))
+    return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
   if (exchange_api_of(Py_TYPE(x.ptr())) != nullptr) {
     if (DLManagedTensorVersioned* m = exchange_export(x)) {
       if (python::is_plain(m->dl_tensor, m->flags)) return ortvalue_from_capsule(legacy_capsule_over(m));
@@ -320,8 +326,11 @@ Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* 
   // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
   if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
   if (!PyObject_HasAttr(x.ptr(), names().dlpack)) {
-    throw nb::type_error((std::string(what) + " must be a DLPack producer (an object with __dlpack__) or a DLPack "
-                          "capsule, not " + type_name(x.ptr())).c_str());
+    throw nb::type_error((std::string(what) +
+                          " must be a DLPack producer (an object with __dlpack__) or a DLPack "
+                          "capsule, not " +
+                          type_name(x.ptr()))
+                             .c_str());
   }
   nb::object capsule = call_dlpack(x, target, copy);
   return import_capsule(capsule.ptr(), mode, target, immutable_producer(Py_TYPE(x.ptr())));
@@ -337,13 +346,16 @@ nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
 void bind_dlpack(nb::module_& m) {
   m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::kw_only(), nb::arg("device") = nb::none(),
         nb::arg("copy") = nb::none(),
-        nb::sig("def from_dlpack(x: object, /, *, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice | None "
-                "= None, copy: bool | None = None) -> Tensor"),
+        nb::sig(
+            "def from_dlpack(x: object, /, *, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice | None "
+            "= None, copy: bool | None = None) -> Tensor"),
         "An ortdlpack.Tensor over `x`'s memory: any object with __dlpack__ (numpy, torch, jax, tensorflow, "
         "onnxruntime.OrtValue, ortdlpack.Tensor) or a DLPack capsule. copy: None (copy only if needed), True "
-        "(always), False (never: CopyRequiredError, both ValueError and BufferError, if a copy is needed). device: move the result there (see Device).");
-  m.def("_legacy_capsule", [](nb::handle t) { return legacy_capsule_over(to_dlpack_versioned(tensor_of(t).tensor)); },
-        "A legacy 'dltensor' capsule of a Tensor for legacy-only consumers (read-only and sub-byte tensors too).");
+        "(always), False (never: CopyRequiredError, both ValueError and BufferError, if a copy is needed). device: "
+        "move the result there (see Device).");
+  m.def(
+      "_legacy_capsule", [](nb::handle t) { return legacy_capsule_over(to_dlpack_versioned(tensor_of(t).tensor)); },
+      "A legacy 'dltensor' capsule of a Tensor for legacy-only consumers (read-only and sub-byte tensors too).");
   m.def("as_ortvalue", &as_ortvalue, nb::arg("x"), nb::sig("def as_ortvalue(x: object) -> onnxruntime.OrtValue"),
         "An onnxruntime.OrtValue over x's memory (anything from_dlpack takes), without a copy when x's layout allows "
         "one; x lives as long as the OrtValue. An OrtValue is returned as is.");

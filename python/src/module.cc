@@ -3,8 +3,8 @@
 // The extension links no ORT library (one ORT per process). ortdlpack/__init__.py passes this file's path to
 // onnxruntime.SessionOptions().register_custom_ops_library(): the wheel's ORT dlopen()s it (the same handle Python
 // already holds) and calls RegisterCustomOps with its own OrtApiBase, which initialises the core.
-#include <cstdint>
 #include <atomic>
+#include <cstdint>
 #include <string>
 
 #include <nanobind/stl/string.h>
@@ -125,31 +125,33 @@ NB_MODULE(_ortdlpack, m) {
   m.def("_ort_api_version", &ortdlpack::ort_api_version);
   m.def("_ep_library_dir", &ortdlpack::ep_library_dir,
         "The folder EP libraries shipped with ORT are registered from (the running ORT's own folder).");
-  m.def("_register_ep_devices", [] { return ortdlpack::register_ep_devices(ortdlpack::env()); },
-        "Registers the DLPack device of every EP device in the env that advertises 'dlpack.device_type'.");
-  m.def("register_device",
-        [](nb::handle name, nb::handle ort_device_type, nb::handle vendor_id, nb::handle memory_type,
-           nb::handle dl_device_type) {
-          ortdlpack::register_device(ortdlpack::DeviceMapping{parse_name(name, "name"),
-                                                              parse_ort_device_type(ort_device_type),
-                                                              parse_vendor_id(vendor_id), parse_memory_type(memory_type),
-                                                              parse_dl_device_type(dl_device_type)});
-        },
-        nb::arg("name"), nb::arg("ort_device_type"), nb::arg("vendor_id"), nb::arg("memory_type"),
-        nb::arg("dl_device_type"),
-        nb::sig("def register_device(name: str, ort_device_type: str | int, vendor_id: int, memory_type: str | int, "
-                "dl_device_type: str | int) -> None"),
-        "Maps ORT memory (device type 'cpu'/'gpu'/'fpga'/'npu', PCI vendor id, memory type 'default'/"
-        "'host_accessible') to a DLPack device type (int or name like 'ext_dev'); `name` is the OrtMemoryInfo name "
-        "used when ortdlpack creates memory on it. ValueError when it conflicts with a built-in or earlier mapping.");
-  m.def("unregister_device",
-        [](nb::handle ort_device_type, nb::handle vendor_id, nb::handle memory_type, nb::handle name) {
-          return ortdlpack::unregister_device(parse_ort_device_type(ort_device_type), parse_vendor_id(vendor_id),
-                                              parse_memory_type(memory_type), parse_name(name, "name"));
-        },
-        nb::arg("ort_device_type"), nb::arg("vendor_id"), nb::arg("memory_type"), nb::arg("name") = nb::str(""),
-        nb::sig("def unregister_device(ort_device_type: str | int, vendor_id: int, memory_type: str | int, "
-                "name: str = '') -> bool"),
-        "Removes a mapping added by register_device(); returns whether one was removed. `name` identifies memory "
-        "of vendor id 0, as registration does.");
+  m.def(
+      "_register_ep_devices", [] { return ortdlpack::register_ep_devices(ortdlpack::env()); },
+      "Registers the DLPack device of every EP device in the env that advertises 'dlpack.device_type'.");
+  m.def(
+      "register_device",
+      [](nb::handle name, nb::handle ort_device_type, nb::handle vendor_id, nb::handle memory_type,
+         nb::handle dl_device_type) {
+        ortdlpack::register_device(ortdlpack::DeviceMapping{
+            parse_name(name, "name"), parse_ort_device_type(ort_device_type), parse_vendor_id(vendor_id),
+            parse_memory_type(memory_type), parse_dl_device_type(dl_device_type)});
+      },
+      nb::arg("name"), nb::arg("ort_device_type"), nb::arg("vendor_id"), nb::arg("memory_type"),
+      nb::arg("dl_device_type"),
+      nb::sig("def register_device(name: str, ort_device_type: str | int, vendor_id: int, memory_type: str | int, "
+              "dl_device_type: str | int) -> None"),
+      "Maps ORT memory (device type 'cpu'/'gpu'/'fpga'/'npu', PCI vendor id, memory type 'default'/"
+      "'host_accessible') to a DLPack device type (int or name like 'ext_dev'); `name` is the OrtMemoryInfo name "
+      "used when ortdlpack creates memory on it. ValueError when it conflicts with a built-in or earlier mapping.");
+  m.def(
+      "unregister_device",
+      [](nb::handle ort_device_type, nb::handle vendor_id, nb::handle memory_type, nb::handle name) {
+        return ortdlpack::unregister_device(parse_ort_device_type(ort_device_type), parse_vendor_id(vendor_id),
+                                            parse_memory_type(memory_type), parse_name(name, "name"));
+      },
+      nb::arg("ort_device_type"), nb::arg("vendor_id"), nb::arg("memory_type"), nb::arg("name") = nb::str(""),
+      nb::sig("def unregister_device(ort_device_type: str | int, vendor_id: int, memory_type: str | int, "
+              "name: str = '') -> bool"),
+      "Removes a mapping added by register_device(); returns whether one was removed. `name` identifies memory "
+      "of vendor id 0, as registration does.");
 }

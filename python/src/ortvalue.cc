@@ -130,7 +130,8 @@ nb::object ortvalue_from_capsule(nb::handle capsule) {
 nb::object ortvalue_of(const Tensor& t) {
   const DLDevice d = t.device();
   if (!python::onnxruntime_wraps(d.device_type)) {
-    throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " + describe_memory(t.memory_info()) +
+    throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " +
+                                             describe_memory(t.memory_info()) +
                                              " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory "
                                              "only); ortdlpack.run feeds such tensors to sessions");
   }

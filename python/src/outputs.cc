@@ -54,8 +54,8 @@ nb::object to_torch(const Tensor& t) {
       throw nb::python_error();
     }
     nb::gil_scoped_release release;
-    order_for_consumer(t, stream != nullptr ? std::optional<int64_t>(reinterpret_cast<intptr_t>(stream))
-                                            : std::optional<int64_t>());
+    order_for_consumer(
+        t, stream != nullptr ? std::optional<int64_t>(reinterpret_cast<intptr_t>(stream)) : std::optional<int64_t>());
   }
   DLManagedTensorVersioned* managed = to_dlpack_versioned(t);
   void* out = nullptr;
@@ -66,7 +66,8 @@ nb::object to_torch(const Tensor& t) {
 // numpy: an array over the tensor's host memory, owned by a capsule holding a share of it.
 nb::object to_numpy(const Tensor& t) {
   if (!t.host_accessible()) {
-    throw Error(ErrorKind::kInvalidArgument, "output_type 'numpy': the output is in " + describe_memory(t.memory_info()) +
+    throw Error(ErrorKind::kInvalidArgument, "output_type 'numpy': the output is in " +
+                                                 describe_memory(t.memory_info()) +
                                                  ", which numpy cannot read (its outputs are placed in host memory "
                                                  "unless device= says otherwise)");
   }
@@ -89,8 +90,8 @@ OutputType framework_of_type(PyTypeObject* type) {
 
 OutputType to_output_type(nb::handle spec, const char* what) {
   if (!PyUnicode_Check(spec.ptr())) {
-    throw nb::type_error((std::string(what) + " must be None or one of " + known_names() + ", not " +
-                          type_name(spec.ptr())).c_str());
+    throw nb::type_error(
+        (std::string(what) + " must be None or one of " + known_names() + ", not " + type_name(spec.ptr())).c_str());
   }
   const std::string s = nb::cast<std::string>(spec);
   for (const Name& n : kNames) {

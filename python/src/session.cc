@@ -65,7 +65,8 @@ std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_opt
   }
   if (!PyList_Check(providers.ptr()) && !PyTuple_Check(providers.ptr())) {
     throw nb::type_error((std::string("providers must be a list of provider names or (name, options) pairs, not ") +
-                          type_name(providers.ptr())).c_str());
+                          type_name(providers.ptr()))
+                             .c_str());
   }
   for (nb::handle p : providers) {
     if (PyUnicode_Check(p.ptr())) {
@@ -75,24 +76,29 @@ std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_opt
       out.push_back(Provider{name, option_pairs(p[1], "the options of provider '" + name + "'")});
     } else {
       throw nb::type_error((std::string("providers entries must be a name (str) or a (name, options) pair, not ") +
-                            nb::cast<std::string>(nb::repr(p))).c_str());
+                            nb::cast<std::string>(nb::repr(p)))
+                               .c_str());
     }
   }
   if (provider_options.is_none()) return out;
   if (!PyList_Check(provider_options.ptr()) && !PyTuple_Check(provider_options.ptr())) {
     throw nb::type_error((std::string("provider_options must be a list of dicts, one per provider, not ") +
-                          type_name(provider_options.ptr())).c_str());
+                          type_name(provider_options.ptr()))
+                             .c_str());
   }
   if (nb::len(provider_options) != out.size()) {
     throw nb::value_error(("provider_options has " + std::to_string(nb::len(provider_options)) + " entries for " +
-                           std::to_string(out.size()) + " providers (onnxruntime's rule: one per provider)").c_str());
+                           std::to_string(out.size()) + " providers (onnxruntime's rule: one per provider)")
+                              .c_str());
   }
   size_t i = 0;
   for (nb::handle options : provider_options) {
     Provider& p = out[i++];
-    std::vector<std::pair<std::string, std::string>> more = option_pairs(options, "provider_options[" + std::to_string(i - 1) + "]");
+    std::vector<std::pair<std::string, std::string>> more =
+        option_pairs(options, "provider_options[" + std::to_string(i - 1) + "]");
     if (!more.empty() && !p.options.empty()) {
-      throw nb::value_error(("provider '" + p.name + "' has options both in providers and in provider_options").c_str());
+      throw nb::value_error(
+          ("provider '" + p.name + "' has options both in providers and in provider_options").c_str());
     }
     if (!more.empty()) p.options = std::move(more);
   }
@@ -105,17 +111,20 @@ const OrtSessionOptions* to_base(nb::handle sess_options) {
   const nb::object type = nb::module_::import_("onnxruntime").attr("SessionOptions");
   if (!PyObject_TypeCheck(sess_options.ptr(), reinterpret_cast<PyTypeObject*>(type.ptr()))) {
     throw nb::type_error((std::string("sess_options must be an onnxruntime.SessionOptions or None, not ") +
-                          type_name(sess_options.ptr())).c_str());
+                          type_name(sess_options.ptr()))
+                             .c_str());
   }
   if (nb::cast<bool>(sess_options.attr("has_providers")())) {
     // ORT cannot list them: the session's providers, and the memory it may write outputs to, would be unknown.
-    throw nb::value_error("sess_options has execution providers added to it (add_provider, add_provider_for_devices): "
-                          "pass them as providers= instead");
+    throw nb::value_error(
+        "sess_options has execution providers added to it (add_provider, add_provider_for_devices): "
+        "pass them as providers= instead");
   }
   const OrtSessionOptions* base = onnxruntime_session_options(sess_options);
   if (base == nullptr) {
-    throw nb::value_error("sess_options: this onnxruntime does not hand out the ORT options behind its "
-                          "SessionOptions (pybind11's conduit): pass the settings as ortdlpack.Session keywords");
+    throw nb::value_error(
+        "sess_options: this onnxruntime does not hand out the ORT options behind its "
+        "SessionOptions (pybind11's conduit): pass the settings as ortdlpack.Session keywords");
   }
   return base;
 }
@@ -144,8 +153,10 @@ void create_session(PySession* self, nb::handle model, nb::handle sess_options, 
   }
   c.base = to_base(sess_options);
   c.providers = to_providers(providers, provider_options);
-  if (!intra.is_none()) c.intra_op_num_threads = static_cast<int>(to_integer(intra, "intra_op_num_threads", INT_MIN, INT_MAX));
-  if (!inter.is_none()) c.inter_op_num_threads = static_cast<int>(to_integer(inter, "inter_op_num_threads", INT_MIN, INT_MAX));
+  if (!intra.is_none())
+    c.intra_op_num_threads = static_cast<int>(to_integer(intra, "intra_op_num_threads", INT_MIN, INT_MAX));
+  if (!inter.is_none())
+    c.inter_op_num_threads = static_cast<int>(to_integer(inter, "inter_op_num_threads", INT_MIN, INT_MAX));
   if (!ep.is_none()) c.ep = str_of(ep, "ep");  // "" is the core's to refuse
   c.ep_options = string_pairs(ep_options, "ep_options");
   c.entries = string_pairs(config, "config");
@@ -163,7 +174,8 @@ void create_session(PySession* self, nb::handle model, nb::handle sess_options, 
     if (!path.is_valid() || !PyUnicode_Check(path.ptr())) {
       PyErr_Clear();
       throw nb::type_error(("Session: path_or_bytes must be a path (str, os.PathLike) or the model's bytes, not " +
-                            std::string(type_name(model.ptr()))).c_str());
+                            std::string(type_name(model.ptr())))
+                               .c_str());
     }
     const std::string p = nb::cast<std::string>(path);
     nb::gil_scoped_release release;
@@ -204,8 +216,9 @@ void add_note(const nb::python_error& e, const std::string& note) {
 }
 
 // What a TypeError for feeds adds: the argument order, which is not onnxruntime's.
-constexpr const char* kRunOrder = " (ortdlpack's order is run([session,] feeds, output_names=None, *, outputs=None, "
-                                  "device=None), not onnxruntime's run(output_names, input_feed))";
+constexpr const char* kRunOrder =
+    " (ortdlpack's order is run([session,] feeds, output_names=None, *, outputs=None, "
+    "device=None), not onnxruntime's run(output_names, input_feed))";
 
 // Imports every (name, producer) pair of the mapping argument `argument` with `import`, into `out`; an import error
 // names the entry (`entry` 'name'). `hint` ends the TypeError for an argument that is no mapping.
@@ -238,7 +251,8 @@ void for_items(nb::handle mapping, const char* argument, const char* entry, cons
   if (!PyMapping_Check(mapping.ptr()) || PyList_Check(mapping.ptr()) || PyTuple_Check(mapping.ptr()) ||
       !PyObject_HasAttrString(mapping.ptr(), "items")) {
     throw nb::type_error((std::string(argument) + " must be a mapping of " + entry + " names to tensors, not " +
-                          type_name(mapping.ptr()) + hint).c_str());
+                          type_name(mapping.ptr()) + hint)
+                             .c_str());
   }
   nb::object items = nb::steal(PyMapping_Items(mapping.ptr()));
   if (!items.is_valid()) throw nb::python_error();
@@ -265,14 +279,16 @@ void refuse_if_autograd_tracks(nb::handle x) {
 // element type (one copy, allowed: it is no tensor). NULL `io` (an unknown input, which the plan refuses) or a
 // non-tensor input: numpy's own type.
 nb::object as_array(nb::handle x, const IoInfo* io) {
-  static PyObject* const asarray = nb::object(nb::module_::import_("numpy").attr("asarray")).release().ptr();  // process lifetime
+  static PyObject* const asarray =
+      nb::object(nb::module_::import_("numpy").attr("asarray")).release().ptr();  // process lifetime
   try {
     if (io == nullptr || !io->is_tensor) return nb::borrow(asarray)(x);
     return nb::borrow(asarray)(x, numpy_dtype_of(io->element_type));
   } catch (nb::python_error& e) {
     throw Error(ErrorKind::kInvalidArgument,
                 std::string("a ") + type_name(x.ptr()) + " numpy cannot make " +
-                    (io != nullptr && io->is_tensor ? std::string("a ") + dtype_name(io->element_type) + " array" : "an array") +
+                    (io != nullptr && io->is_tensor ? std::string("a ") + dtype_name(io->element_type) + " array"
+                                                    : "an array") +
                     " of (" + nb::cast<std::string>(nb::str(e.value())) + ")");
   }
 }
@@ -304,18 +320,20 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, nb::handle feeds, co
     nb::object names = nb::steal(PyUnicode_Check(output_names.ptr()) ? nullptr : PyObject_GetIter(output_names.ptr()));
     if (!names.is_valid()) {
       PyErr_Clear();
-      throw nb::type_error((std::string("output_names must be a sequence of str or None, not ") +
-                            type_name(output_names.ptr())).c_str());
+      throw nb::type_error(
+          (std::string("output_names must be a sequence of str or None, not ") + type_name(output_names.ptr()))
+              .c_str());
     }
     while (PyObject* n = PyIter_Next(names.ptr())) r.names.push_back(str_of(nb::steal(n), "output_names[...]"));
     if (PyErr_Occurred()) throw nb::python_error();
   }
   if (!outputs.is_none()) {
     // Destinations are written in place: never a copy (BufferError).
-    for_items(outputs, "outputs", "output destination", "", r.options.destinations, [](const std::string&, nb::handle x) {
-      refuse_if_autograd_tracks(x);
-      return import_any(x, nb::none(), nb::borrow(Py_False), "the tensor");
-    });
+    for_items(outputs, "outputs", "output destination", "", r.options.destinations,
+              [](const std::string&, nb::handle x) {
+                refuse_if_autograd_tracks(x);
+                return import_any(x, nb::none(), nb::borrow(Py_False), "the tensor");
+              });
   }
   const OrtMemoryInfo* placed = nullptr;  // where device= puts the outputs
   if (!device.is_none()) {
@@ -332,13 +350,15 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, nb::handle feeds, co
   if (needs_host(r.type)) {
     // Checked now, before ORT writes anything.
     if (placed != nullptr && !host_accessible(placed)) {
-      throw nb::value_error(("output_type 'numpy' needs outputs in host memory; device= puts them in " +
-                             describe_memory(placed)).c_str());
+      throw nb::value_error(
+          ("output_type 'numpy' needs outputs in host memory; device= puts them in " + describe_memory(placed))
+              .c_str());
     }
     for (const auto& [name, t] : r.options.destinations) {
       if (!t.host_accessible()) {
         throw nb::value_error(("output_type 'numpy' needs outputs in host memory; the destination of '" + name +
-                               "' is in " + describe_memory(t.memory_info())).c_str());
+                               "' is in " + describe_memory(t.memory_info()))
+                                  .c_str());
       }
     }
   }
@@ -350,13 +370,15 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, nb::handle feeds, co
 const OrtRunOptions* to_run_options(nb::handle run_options) {
   const nb::object type = nb::module_::import_("onnxruntime").attr("RunOptions");
   if (!PyObject_TypeCheck(run_options.ptr(), reinterpret_cast<PyTypeObject*>(type.ptr()))) {
-    throw nb::type_error((std::string("run_options must be an onnxruntime.RunOptions or None, not ") +
-                          type_name(run_options.ptr())).c_str());
+    throw nb::type_error(
+        (std::string("run_options must be an onnxruntime.RunOptions or None, not ") + type_name(run_options.ptr()))
+            .c_str());
   }
   const OrtRunOptions* options = onnxruntime_run_options(run_options);
   if (options == nullptr) {
-    throw nb::value_error("run_options: this onnxruntime does not hand out the ORT options behind its RunOptions "
-                          "(pybind11's conduit)");
+    throw nb::value_error(
+        "run_options: this onnxruntime does not hand out the ORT options behind its RunOptions "
+        "(pybind11's conduit)");
   }
   return options;
 }
@@ -433,7 +455,6 @@ nb::object run_binding(PyBinding& self, nb::handle run_options) {
   return nb::steal(PyList_GetSlice(self.outputs.ptr(), 0, PY_SSIZE_T_MAX));  // the caller's list, the same objects
 }
 
-
 // Session.run in either order: run(feeds, output_names=None, ...) — a mapping first — or onnxruntime's
 // run(output_names, input_feed, run_options=None). In onnxruntime's order the outputs are, by default, like the feeds
 // (numpy arrays for numpy feeds, as onnxruntime returns them); in ortdlpack's, ortdlpack.Tensors.
@@ -446,9 +467,9 @@ nb::object run_session(PySession& self, nb::handle a, nb::handle b, nb::handle c
   nb::handle feeds, names = output_names, options = run_options;
   const char* argument = "feeds";
   OutputType none_means = OutputType::kTensor;
-  const bool mapping_first = PyDict_Check(a.ptr()) || (PyMapping_Check(a.ptr()) && !PyList_Check(a.ptr()) &&
-                                                        !PyTuple_Check(a.ptr()) && !PyUnicode_Check(a.ptr()) &&
-                                                        PyObject_HasAttrString(a.ptr(), "items"));
+  const bool mapping_first =
+      PyDict_Check(a.ptr()) || (PyMapping_Check(a.ptr()) && !PyList_Check(a.ptr()) && !PyTuple_Check(a.ptr()) &&
+                                !PyUnicode_Check(a.ptr()) && PyObject_HasAttrString(a.ptr(), "items"));
   if (mapping_first) {
     if (!input_feed.is_none()) throw nb::type_error("run: feeds given twice (a mapping first, and input_feed=)");
     if (!c.is_none()) throw nb::type_error("run(feeds, output_names=None, *, ...) takes 2 positional arguments");
@@ -464,10 +485,11 @@ nb::object run_session(PySession& self, nb::handle a, nb::handle b, nb::handle c
     feeds = !b.is_none() ? b : input_feed;
     if (!c.is_none()) options = c;
     if (feeds.is_none()) {
-      throw nb::type_error("run: no feeds (a mapping of input names to tensors): run(feeds, output_names=None, *, "
-                           "outputs=None, device=None, "
-                           "output_type=None, run_options=None) or onnxruntime's run(output_names, input_feed, "
-                           "run_options=None)");
+      throw nb::type_error(
+          "run: no feeds (a mapping of input names to tensors): run(feeds, output_names=None, *, "
+          "outputs=None, device=None, "
+          "output_type=None, run_options=None) or onnxruntime's run(output_names, input_feed, "
+          "run_options=None)");
     }
     argument = "input_feed";
     none_means = OutputType::kLikeFeeds;
@@ -564,7 +586,6 @@ struct PyPlanner {
   nb::list all_outputs;
   nb::list idle;  // IOBindings, cleared; list.pop/append are atomic under the GIL
 };
-
 
 // The bound tensor of each input as a numpy array (the host-only call's feeds), by input name.
 nb::object arrays(const PyPlanner& planner, const Request& r) {
@@ -694,7 +715,8 @@ PyObject* planners() {
 }
 
 PyObject* inference_session_type() {
-  static PyObject* const type = nb::object(nb::module_::import_("onnxruntime").attr("InferenceSession")).release().ptr();
+  static PyObject* const type =
+      nb::object(nb::module_::import_("onnxruntime").attr("InferenceSession")).release().ptr();
   return type;
 }
 
@@ -702,13 +724,15 @@ PyObject* inference_session_type() {
 nb::object planner_of(nb::handle session) {
   const nb::object key = nb::steal(PyLong_FromVoidPtr(session.ptr()));
   if (PyObject* entry = PyDict_GetItemWithError(planners(), key.ptr())) {  // borrowed
-    if (PyWeakref_GetObject(NB_TUPLE_GET_ITEM(entry, 0)) == session.ptr()) return nb::borrow(NB_TUPLE_GET_ITEM(entry, 1));
+    if (PyWeakref_GetObject(NB_TUPLE_GET_ITEM(entry, 0)) == session.ptr())
+      return nb::borrow(NB_TUPLE_GET_ITEM(entry, 1));
   } else if (PyErr_Occurred()) {
     throw nb::python_error();
   }
   if (!PyObject_TypeCheck(session.ptr(), reinterpret_cast<PyTypeObject*>(inference_session_type()))) {
-    throw nb::type_error((std::string("ortdlpack.run: session must be an onnxruntime.InferenceSession, not ") +
-                          type_name(session.ptr())).c_str());
+    throw nb::type_error(
+        (std::string("ortdlpack.run: session must be an onnxruntime.InferenceSession, not ") + type_name(session.ptr()))
+            .c_str());
   }
   nb::object planner = nb::cast(PyPlanner(session), nb::rv_policy::move);
   const nb::object forget = nb::cpp_function([key](nb::handle) {
@@ -734,7 +758,8 @@ nb::object run_inference_session(nb::handle session, nb::handle feeds, nb::handl
     static PyObject* const type = nb::object(nb::module_::import_("onnxruntime").attr("RunOptions")).release().ptr();
     if (!PyObject_TypeCheck(run_options.ptr(), reinterpret_cast<PyTypeObject*>(type))) {
       throw nb::type_error((std::string("ortdlpack.run: run_options must be an onnxruntime.RunOptions or None, not ") +
-                            type_name(run_options.ptr())).c_str());
+                            type_name(run_options.ptr()))
+                               .c_str());
     }
   }
   Request r;
@@ -776,11 +801,13 @@ void bind_session(nb::module_& m) {
   nb::class_<PyNodeArg>(m, "NodeArg", "An input or output of a session, as onnxruntime's NodeArg describes it.")
       .def_ro("name", &PyNodeArg::name)
       .def_ro("type", &PyNodeArg::type, "The ONNX type: 'tensor(float)', 'seq(tensor(int64))', ...")
-      .def_prop_ro("shape", [](const PyNodeArg& a) { return nb::steal(PyList_GetSlice(a.shape.ptr(), 0, PY_SSIZE_T_MAX)); },
-                   nb::sig("def shape(self) -> list"),
-                   "Dimensions: ints, the names of symbolic dimensions, None for unknown ones ([]: no shape).")
+      .def_prop_ro(
+          "shape", [](const PyNodeArg& a) { return nb::steal(PyList_GetSlice(a.shape.ptr(), 0, PY_SSIZE_T_MAX)); },
+          nb::sig("def shape(self) -> list"),
+          "Dimensions: ints, the names of symbolic dimensions, None for unknown ones ([]: no shape).")
       .def("__repr__", [](const PyNodeArg& a) {
-        return "NodeArg(name='" + a.name + "', type='" + a.type + "', shape=" + nb::cast<std::string>(nb::repr(a.shape)) + ")";
+        return "NodeArg(name='" + a.name + "', type='" + a.type +
+               "', shape=" + nb::cast<std::string>(nb::repr(a.shape)) + ")";
       });
   nb::class_<PyModelMetadata>(m, "ModelMetadata", "What a model says about itself (onnxruntime's ModelMetadata).")
       .def_prop_ro("producer_name", [](const PyModelMetadata& x) { return x.meta.producer_name; })
@@ -789,7 +816,8 @@ void bind_session(nb::module_& m) {
       .def_prop_ro("description", [](const PyModelMetadata& x) { return x.meta.description; })
       .def_prop_ro("graph_description", [](const PyModelMetadata& x) { return x.meta.graph_description; })
       .def_prop_ro("version", [](const PyModelMetadata& x) { return x.meta.version; })
-      .def_prop_ro("custom_metadata_map", &PyModelMetadata::custom_metadata_map, nb::sig("def custom_metadata_map(self) -> dict"));
+      .def_prop_ro("custom_metadata_map", &PyModelMetadata::custom_metadata_map,
+                   nb::sig("def custom_metadata_map(self) -> dict"));
   nb::class_<PyBinding>(m, "Binding",
                         "A run planned and bound once (Session.bind): every run() reruns the session on the same "
                         "feed tensors into the same outputs (ortdlpack::Binding).")
@@ -820,14 +848,17 @@ void bind_session(nb::module_& m) {
            "device every run is ordered with (docs/streams.md). output_type: the default of run() and bind().")
       .def_prop_ro("input_names", [](const PySession& s) { return name_tuple(s.core->inputs()); })
       .def_prop_ro("output_names", [](const PySession& s) { return name_tuple(s.core->outputs()); })
-      .def("get_inputs", [](const PySession& s) { return node_args(s.core->inputs()); },
-           nb::sig("def get_inputs(self) -> list"))
-      .def("get_outputs", [](const PySession& s) { return node_args(s.core->outputs()); },
-           nb::sig("def get_outputs(self) -> list"))
+      .def(
+          "get_inputs", [](const PySession& s) { return node_args(s.core->inputs()); },
+          nb::sig("def get_inputs(self) -> list"))
+      .def(
+          "get_outputs", [](const PySession& s) { return node_args(s.core->outputs()); },
+          nb::sig("def get_outputs(self) -> list"))
       .def("get_providers", [](const PySession& s) { return s.core->providers(); })
       .def("get_modelmeta", [](const PySession& s) { return PyModelMetadata{s.core->metadata()}; })
-      .def("end_profiling", [](PySession& s) { return s.core->end_profiling(); },
-           "Ends profiling (sess_options.enable_profiling) and returns the profile's file name.")
+      .def(
+          "end_profiling", [](PySession& s) { return s.core->end_profiling(); },
+          "Ends profiling (sess_options.enable_profiling) and returns the profile's file name.")
       .def("get_profiling_start_time_ns", [](const PySession& s) { return s.core->profiling_start_ns(); })
       .def("run", &run_session, nb::arg("a") = nb::none(), nb::arg("b") = nb::none(), nb::arg("c") = nb::none(),
            nb::kw_only(), nb::arg("input_feed") = nb::none(), nb::arg("output_names") = nb::none(),

@@ -5,8 +5,8 @@
 
 // numpy's C API, imported by bind_tensor (only this file uses it).
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
-#include <numpy/arrayobject.h>
 #include <nanobind/stl/string.h>
+#include <numpy/arrayobject.h>
 
 #include "common.h"
 
@@ -27,7 +27,9 @@ PyObject* dlpack_method(PyObject* self, PyObject* const* args, Py_ssize_t nargs,
       size_t k = 0;
       while (k < 4 && PyUnicode_CompareWithASCIIString(key, names[k]) != 0) ++k;
       if (k == 4) {
-        throw nb::type_error(("__dlpack__() got an unexpected keyword argument '" + nb::cast<std::string>(nb::handle(key)) + "'").c_str());
+        throw nb::type_error(
+            ("__dlpack__() got an unexpected keyword argument '" + nb::cast<std::string>(nb::handle(key)) + "'")
+                .c_str());
       }
       values[k] = args[i];
     }
@@ -62,7 +64,8 @@ PyArray_Descr* descr_of(ONNXTensorElementDataType type) {
     try {
       dtype = numpy_dtype(nb::module_::import_("ml_dtypes").attr(name));
     } catch (nb::python_error&) {
-      throw nb::type_error((std::string("a numpy array of ") + name + " needs the ml_dtypes package (pip install ml_dtypes)").c_str());
+      throw nb::type_error(
+          (std::string("a numpy array of ") + name + " needs the ml_dtypes package (pip install ml_dtypes)").c_str());
     }
   }
   auto* descr = reinterpret_cast<PyArray_Descr*>(dtype.release().ptr());  // process lifetime
@@ -72,7 +75,9 @@ PyArray_Descr* descr_of(ONNXTensorElementDataType type) {
 
 }  // namespace
 
-nb::object numpy_dtype_of(ONNXTensorElementDataType type) { return nb::borrow(reinterpret_cast<PyObject*>(descr_of(type))); }
+nb::object numpy_dtype_of(ONNXTensorElementDataType type) {
+  return nb::borrow(reinterpret_cast<PyObject*>(descr_of(type)));
+}
 
 namespace {
 
@@ -111,8 +116,8 @@ nb::object address(const void* p) {
     ns["__doc__"] = "An address: an int; calling it returns the int (as torch's data_ptr() does).";
     ns["__call__"] = nb::cpp_function([](nb::handle self) { return nb::steal(PyNumber_Long(self.ptr())); },
                                       nb::is_method(), nb::name("__call__"));
-    return nb::handle(reinterpret_cast<PyObject*>(&PyType_Type))("Address", nb::make_tuple(nb::handle(
-                                                                     reinterpret_cast<PyObject*>(&PyLong_Type))), ns)
+    return nb::handle(reinterpret_cast<PyObject*>(&PyType_Type))(
+               "Address", nb::make_tuple(nb::handle(reinterpret_cast<PyObject*>(&PyLong_Type))), ns)
         .release()
         .ptr();  // process lifetime
   }();
@@ -122,10 +127,12 @@ nb::object address(const void* p) {
 std::string repr(const Tensor& t) {
   std::string s = "ortdlpack.Tensor(shape=(";
   const ShapeView shape = t.shape();
-  for (size_t i = 0; i < shape.size(); ++i) s += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
+  for (size_t i = 0; i < shape.size(); ++i)
+    s += std::to_string(shape[i]) + (shape.size() == 1 || i + 1 < shape.size() ? ", " : "");
   if (shape.size() == 1) s.resize(s.size() - 1);
-  s += std::string("), dtype=") + dtype_name(t.element_type()) + ", device=" +
-       nb::cast<std::string>(nb::str(make_device(t.device()))) + (t.read_only() ? ", read_only=True" : "") + ")";
+  s += std::string("), dtype=") + dtype_name(t.element_type()) +
+       ", device=" + nb::cast<std::string>(nb::str(make_device(t.device()))) +
+       (t.read_only() ? ", read_only=True" : "") + ")";
   return s;
 }
 
@@ -149,8 +156,8 @@ nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
   static char empty;  // size-0 tensors may have no data: numpy wants an address all the same
   void* data = packed ? nullptr : t.data() != nullptr ? t.data() : &empty;
   const int flags = packed ? 0 : NPY_ARRAY_C_CONTIGUOUS | NPY_ARRAY_ALIGNED | (t.read_only() ? 0 : NPY_ARRAY_WRITEABLE);
-  nb::object arr = nb::steal(PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(shape.size()), dims, nullptr,
-                                                  data, flags, nullptr));
+  nb::object arr = nb::steal(
+      PyArray_NewFromDescr(&PyArray_Type, descr, static_cast<int>(shape.size()), dims, nullptr, data, flags, nullptr));
   if (!arr.is_valid()) throw nb::python_error();
   auto* a = reinterpret_cast<PyArrayObject*>(arr.ptr());
   if (packed) {
@@ -160,7 +167,6 @@ nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
   }
   return arr;
 }
-
 
 PyTypeObject* tensor_type() { return g_tensor_type; }
 
@@ -174,8 +180,8 @@ nb::object shape_tuple(const Tensor& t) {
 }
 
 void bind_tensor(nb::module_& m) {
-  auto cls = nb::class_<PyTensor>(m, "Tensor",
-                                  "An ONNX Runtime tensor (a shared OrtValue) that speaks DLPack. Made by from_dlpack().");
+  auto cls = nb::class_<PyTensor>(
+      m, "Tensor", "An ONNX Runtime tensor (a shared OrtValue) that speaks DLPack. Made by from_dlpack().");
   g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
   if (_import_array() < 0) throw nb::python_error();
   // __dlpack__ and __dlpack_device__ are what every consumer calls: plain CPython methods (keywords read by hand)
@@ -189,49 +195,65 @@ void bind_tensor(nb::module_& m) {
   nb::object dlpack = nb::steal(PyDescr_NewMethod(g_tensor_type, &dlpack_def));
   if (!dlpack.is_valid()) throw nb::python_error();
   nb::setattr(cls, "__dlpack__", dlpack);
-  static PyMethodDef device_def = {"__dlpack_device__", &dlpack_device_method, METH_NOARGS,
-                                   "__dlpack_device__($self, /)\n--\n\n(dl_device_type, device_id) of the tensor's memory."};
+  static PyMethodDef device_def = {
+      "__dlpack_device__", &dlpack_device_method, METH_NOARGS,
+      "__dlpack_device__($self, /)\n--\n\n(dl_device_type, device_id) of the tensor's memory."};
   nb::object device = nb::steal(PyDescr_NewMethod(g_tensor_type, &device_def));
   if (!device.is_valid()) throw nb::python_error();
   nb::setattr(cls, "__dlpack_device__", device);
-  cls      .def("__array__", &to_numpy, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
-           nb::sig("def __array__(self, dtype: object | None = None, *, copy: bool | None = None) -> numpy.ndarray"),
-           "A numpy array sharing the tensor's host memory (copied to the host first for device memory). "
-           "copy=False: CopyRequiredError (a ValueError) when that, or the dtype, needs a copy.")
-      .def("numpy", [](nb::handle self) { return to_numpy(self, nb::none(), nb::none()); },
-           nb::sig("def numpy(self) -> numpy.ndarray"),
-           "Same as numpy.asarray(tensor): bfloat16/float8/int4 come as ml_dtypes dtypes.")
-      .def("to", [](nb::handle self, nb::handle device) -> nb::object {
-        const Tensor& t = tensor_of(self).tensor;
-        const Placed p = place(t, to_target(device, "device"), CopyMode::kIfNeeded, "to", nullptr, &run_without_gil);
-        return p.copied ? wrap(p.tensor) : nb::borrow(self);
-      }, nb::arg("device"), nb::sig("def to(self, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> Tensor"),
-           "This tensor on `device` (itself when already there, else a copy).")
-      .def_prop_ro("shape", [](nb::handle self) { return shape_tuple(tensor_of(self).tensor); },
-                   nb::sig("def shape(self) -> tuple[int, ...]"))
+  cls.def("__array__", &to_numpy, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
+          nb::sig("def __array__(self, dtype: object | None = None, *, copy: bool | None = None) -> numpy.ndarray"),
+          "A numpy array sharing the tensor's host memory (copied to the host first for device memory). "
+          "copy=False: CopyRequiredError (a ValueError) when that, or the dtype, needs a copy.")
+      .def(
+          "numpy", [](nb::handle self) { return to_numpy(self, nb::none(), nb::none()); },
+          nb::sig("def numpy(self) -> numpy.ndarray"),
+          "Same as numpy.asarray(tensor): bfloat16/float8/int4 come as ml_dtypes dtypes.")
+      .def(
+          "to",
+          [](nb::handle self, nb::handle device) -> nb::object {
+            const Tensor& t = tensor_of(self).tensor;
+            const Placed p =
+                place(t, to_target(device, "device"), CopyMode::kIfNeeded, "to", nullptr, &run_without_gil);
+            return p.copied ? wrap(p.tensor) : nb::borrow(self);
+          },
+          nb::arg("device"),
+          nb::sig("def to(self, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> Tensor"),
+          "This tensor on `device` (itself when already there, else a copy).")
+      .def_prop_ro(
+          "shape", [](nb::handle self) { return shape_tuple(tensor_of(self).tensor); },
+          nb::sig("def shape(self) -> tuple[int, ...]"))
       .def_prop_ro("ndim", [](nb::handle self) { return tensor_of(self).tensor.shape().size(); })
       .def_prop_ro("size", [](nb::handle self) { return tensor_of(self).tensor.element_count(); })
       .def_prop_ro("nbytes", [](nb::handle self) { return tensor_of(self).tensor.byte_size(); })
-      .def_prop_ro("dtype", [](nb::handle self) { return std::string(dtype_name(tensor_of(self).tensor.element_type())); },
-                   "numpy-style name of the element type ('float32', 'bool', 'bfloat16', 'float8_e4m3fn', 'int4', ...).")
+      .def_prop_ro(
+          "dtype", [](nb::handle self) { return std::string(dtype_name(tensor_of(self).tensor.element_type())); },
+          "numpy-style name of the element type ('float32', 'bool', 'bfloat16', 'float8_e4m3fn', 'int4', ...).")
       .def_prop_ro("device", [](nb::handle self) { return Device{tensor_of(self).tensor.device(), nullptr}; })
-      .def_prop_ro("data_ptr", [](nb::handle self) { return address(tensor_of(self).tensor.data()); },
-                   nb::sig("def data_ptr(self) -> int"),
-                   "Address of the first element (a device address for device memory): an int that can also be "
-                   "called, so t.data_ptr and t.data_ptr() (torch's and onnxruntime OrtValue's spelling) both give "
-                   "it.")
-      .def("as_framework", [](nb::handle self, nb::handle output_type) -> nb::object {
-        const OutputType type = to_output_type(output_type, "output_type");
-        if (type == OutputType::kLikeFeeds) throw nb::value_error("as_framework: 'like_feeds' names no framework here");
-        return type == OutputType::kTensor ? nb::borrow(self) : to_framework(tensor_of(self).tensor, type);
-      }, nb::arg("output_type"), nb::sig("def as_framework(self, output_type: str) -> object"),
-           "This tensor as a 'torch', 'numpy', 'cupy' or 'jax' array over the same memory, made as run()'s "
-           "output_type makes outputs (torch through its C exchange API; ordered for torch's current stream).")
-      .def_prop_ro("read_only", [](nb::handle self) { return tensor_of(self).tensor.read_only(); },
-                   "True when the producer's memory is read-only (DLPack READ_ONLY flag).")
-      .def_prop_ro("ortvalue", [](nb::handle self) { return ortvalue_of(tensor_of(self).tensor); },
-                   nb::sig("def ortvalue(self) -> onnxruntime.OrtValue"),
-                   "An onnxruntime.OrtValue sharing this tensor's memory (and keeping it alive). CPU, CUDA and ROCm memory.")
+      .def_prop_ro(
+          "data_ptr", [](nb::handle self) { return address(tensor_of(self).tensor.data()); },
+          nb::sig("def data_ptr(self) -> int"),
+          "Address of the first element (a device address for device memory): an int that can also be "
+          "called, so t.data_ptr and t.data_ptr() (torch's and onnxruntime OrtValue's spelling) both give "
+          "it.")
+      .def(
+          "as_framework",
+          [](nb::handle self, nb::handle output_type) -> nb::object {
+            const OutputType type = to_output_type(output_type, "output_type");
+            if (type == OutputType::kLikeFeeds)
+              throw nb::value_error("as_framework: 'like_feeds' names no framework here");
+            return type == OutputType::kTensor ? nb::borrow(self) : to_framework(tensor_of(self).tensor, type);
+          },
+          nb::arg("output_type"), nb::sig("def as_framework(self, output_type: str) -> object"),
+          "This tensor as a 'torch', 'numpy', 'cupy' or 'jax' array over the same memory, made as run()'s "
+          "output_type makes outputs (torch through its C exchange API; ordered for torch's current stream).")
+      .def_prop_ro(
+          "read_only", [](nb::handle self) { return tensor_of(self).tensor.read_only(); },
+          "True when the producer's memory is read-only (DLPack READ_ONLY flag).")
+      .def_prop_ro(
+          "ortvalue", [](nb::handle self) { return ortvalue_of(tensor_of(self).tensor); },
+          nb::sig("def ortvalue(self) -> onnxruntime.OrtValue"),
+          "An onnxruntime.OrtValue sharing this tensor's memory (and keeping it alive). CPU, CUDA and ROCm memory.")
       .def("__repr__", [](nb::handle self) { return repr(tensor_of(self).tensor); });
   bind_exchange_api(m, cls);
 }

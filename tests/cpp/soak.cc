@@ -112,8 +112,8 @@ int main(int argc, char** argv) {
     const double rt_s = std::chrono::duration<double>(mid - start).count();
     const double run_s = std::chrono::duration<double>(end - mid).count();
     std::printf("soak: %ld round trips in %.2f s (%.2f us each), %ld session runs in %.2f s (%.1f us each)\n",
-                n_round_trips, rt_s, 1e6 * rt_s / static_cast<double>(n_round_trips ? n_round_trips : 1), n_runs,
-                run_s, 1e6 * run_s / static_cast<double>(n_runs ? n_runs : 1));
+                n_round_trips, rt_s, 1e6 * rt_s / static_cast<double>(n_round_trips ? n_round_trips : 1), n_runs, run_s,
+                1e6 * run_s / static_cast<double>(n_runs ? n_runs : 1));
     std::printf("soak: producer deleter calls %ld (expected %ld), exported tensors %ld, output deleters %ld\n",
                 p.deletes - deletes_before, n_round_trips + n_runs, exports, output_deletes);
     std::printf("soak: RSS before %ld KiB, after %ld KiB, growth %ld KiB (limit %ld KiB)\n", rss_before, rss_after,

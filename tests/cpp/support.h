@@ -1,5 +1,5 @@
-// Test support for the GoogleTest suites: ORT set-up, the counting DLPack producer (producer.h), and models built with the Model
-// Editor API (no model files, no protobuf).
+// Test support for the GoogleTest suites: ORT set-up, the counting DLPack producer (producer.h), and models built with
+// the Model Editor API (no model files, no protobuf).
 #pragma once
 
 #include <gtest/gtest.h>
@@ -14,8 +14,8 @@
 #include <vector>
 
 #include "model_builder.h"
-#include "producer.h"
 #include "ortdlpack/ortdlpack.h"
+#include "producer.h"
 
 namespace ortdlpack::test {
 
@@ -81,7 +81,8 @@ inline std::string model_bytes(const IdentityModel& m) {
                       pb_field(2, m.graph_name) + pb_field(11, pb_field(1, "x") + pb_field(2, type)) +
                       pb_field(12, pb_field(1, "y") + pb_field(2, type));
   if (!m.graph_doc_string.empty()) graph += pb_field(10, m.graph_doc_string);
-  std::string model = pb_field(1, uint64_t{8}) + pb_field(7, graph) + pb_field(8, pb_field(1, "") + pb_field(2, uint64_t{13}));
+  std::string model =
+      pb_field(1, uint64_t{8}) + pb_field(7, graph) + pb_field(8, pb_field(1, "") + pb_field(2, uint64_t{13}));
   if (!m.producer_name.empty()) model += pb_field(2, m.producer_name);
   if (!m.domain.empty()) model += pb_field(4, m.domain);
   if (m.model_version != 0) model += pb_field(5, m.model_version);

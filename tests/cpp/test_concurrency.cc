@@ -20,9 +20,9 @@ constexpr int kIterations = 200;
 constexpr int64_t kN = 8;  // elements of the Add model's tensors
 
 struct Shared {
-  Tensor host;         // read by everyone: exported, imported back, copied from
-  Tensor device;       // on the virtual device, read by everyone
-  Session* session;    // one Session (one OrtSession) run by every thread
+  Tensor host;       // read by everyone: exported, imported back, copied from
+  Tensor device;     // on the virtual device, read by everyone
+  Session* session;  // one Session (one OrtSession) run by every thread
   std::vector<const OrtEpDevice*> devices;
 };
 
@@ -33,7 +33,9 @@ struct Failures {
   void op(long n = 1) { operations.fetch_add(n, std::memory_order_relaxed); }
 };
 
-float value(int thread, int iteration, int64_t i) { return static_cast<float>(thread * 1000 + iteration) + 0.25f * static_cast<float>(i); }
+float value(int thread, int iteration, int64_t i) {
+  return static_cast<float>(thread * 1000 + iteration) + 0.25f * static_cast<float>(i);
+}
 
 bool equal(const Tensor& t, const std::vector<float>& want) {
   if (t.element_count() != want.size()) return false;
@@ -53,8 +55,8 @@ void worker(int id, const Shared& shared, Failures& f) {
     const auto* p = static_cast<const float*>(shared.host.data());
     return std::vector<float>(p, p + kN);
   }();
-  const OrtMemoryInfo* my_device =
-      ort().EpDevice_MemoryInfo(shared.devices[static_cast<size_t>(id) % shared.devices.size()], OrtDeviceMemoryType_DEFAULT);
+  const OrtMemoryInfo* my_device = ort().EpDevice_MemoryInfo(
+      shared.devices[static_cast<size_t>(id) % shared.devices.size()], OrtDeviceMemoryType_DEFAULT);
   for (int it = 0; it < kIterations; ++it) {
     try {
       // 1. Separate tensors: a producer's buffer imported zero-copy (versioned and legacy), exported, re-imported.
@@ -86,9 +88,9 @@ void worker(int id, const Shared& shared, Failures& f) {
       }
       // 3. Host and device copies: shared sources, own destinations.
       {
-        Tensor on_device = to(shared.host, my_device);                 // host -> device
-        Tensor from_shared_device = to(shared.device, my_device);      // device -> device
-        Tensor host_copy = to(shared.device, DLDevice{kDLCPU, 0});     // device -> host
+        Tensor on_device = to(shared.host, my_device);              // host -> device
+        Tensor from_shared_device = to(shared.device, my_device);   // device -> device
+        Tensor host_copy = to(shared.device, DLDevice{kDLCPU, 0});  // device -> host
         Tensor host_dst = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {kN}, DLDevice{kDLCPU, 0});
         copy({shared.host, on_device}, {host_dst, from_shared_device});  // batched: host pair + device pair
         if (!equal(on_device, shared_values) || !equal(from_shared_device, shared_values) ||

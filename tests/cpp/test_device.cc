@@ -48,18 +48,18 @@ TEST(Device, CpuForReal) {
 TEST(Device, VendorMemoryMapsToLowestLevelDevice) {
   expect_device(make_v2("Cuda", OrtMemoryInfoDeviceType_GPU, kVendorNvidia, 1, OrtDeviceMemoryType_DEFAULT).get(),
                 kDLCUDA, 1);
-  expect_device(make_v2("CudaPinned", OrtMemoryInfoDeviceType_GPU, kVendorNvidia, 0,
-                        OrtDeviceMemoryType_HOST_ACCESSIBLE).get(),
-                kDLCUDAHost, 0);
+  expect_device(
+      make_v2("CudaPinned", OrtMemoryInfoDeviceType_GPU, kVendorNvidia, 0, OrtDeviceMemoryType_HOST_ACCESSIBLE).get(),
+      kDLCUDAHost, 0);
   // A plugin EP's CUDA memory under another name is still CUDA: the vendor decides, not the name.
-  expect_device(make_v2("SomePluginCuda", OrtMemoryInfoDeviceType_GPU, kVendorNvidia, 2,
-                        OrtDeviceMemoryType_DEFAULT).get(),
-                kDLCUDA, 2);
-  expect_device(make_v2("Hip", OrtMemoryInfoDeviceType_GPU, kVendorAmd, 3, OrtDeviceMemoryType_DEFAULT).get(),
-                kDLROCM, 3);
-  expect_device(make_v2("HipPinned", OrtMemoryInfoDeviceType_GPU, kVendorAmd, 0,
-                        OrtDeviceMemoryType_HOST_ACCESSIBLE).get(),
-                kDLROCMHost, 0);
+  expect_device(
+      make_v2("SomePluginCuda", OrtMemoryInfoDeviceType_GPU, kVendorNvidia, 2, OrtDeviceMemoryType_DEFAULT).get(),
+      kDLCUDA, 2);
+  expect_device(make_v2("Hip", OrtMemoryInfoDeviceType_GPU, kVendorAmd, 3, OrtDeviceMemoryType_DEFAULT).get(), kDLROCM,
+                3);
+  expect_device(
+      make_v2("HipPinned", OrtMemoryInfoDeviceType_GPU, kVendorAmd, 0, OrtDeviceMemoryType_HOST_ACCESSIBLE).get(),
+      kDLROCMHost, 0);
   expect_device(make_v2("OneAPI", OrtMemoryInfoDeviceType_GPU, kVendorIntel, 0, OrtDeviceMemoryType_DEFAULT).get(),
                 kDLOneAPI, 0);
   expect_device(make_v2("Metal", OrtMemoryInfoDeviceType_GPU, kVendorApple, 0, OrtDeviceMemoryType_DEFAULT).get(),
@@ -151,7 +151,8 @@ TEST(Device, RegistrationMapsAPrivateDeviceBothWays) {
   expect_invalid({"FakeCuda", OrtMemoryInfoDeviceType_NPU, 0x0123, OrtDeviceMemoryType_DEFAULT, kDLCUDA});
   expect_invalid({"Cuda", OrtMemoryInfoDeviceType_GPU, kVendorNvidia, OrtDeviceMemoryType_DEFAULT, kDLExtDev});
   expect_invalid({"Cpu", OrtMemoryInfoDeviceType_CPU, 0, OrtDeviceMemoryType_DEFAULT, kDLExtDev});
-  expect_invalid({"Bad", OrtMemoryInfoDeviceType_NPU, 0x0123, OrtDeviceMemoryType_DEFAULT, static_cast<DLDeviceType>(99)});
+  expect_invalid(
+      {"Bad", OrtMemoryInfoDeviceType_NPU, 0x0123, OrtDeviceMemoryType_DEFAULT, static_cast<DLDeviceType>(99)});
 
   EXPECT_TRUE(unregister_device(OrtMemoryInfoDeviceType_NPU, 0x7E57, OrtDeviceMemoryType_DEFAULT));
   EXPECT_FALSE(unregister_device(OrtMemoryInfoDeviceType_NPU, 0x7E57, OrtDeviceMemoryType_DEFAULT));

@@ -12,8 +12,8 @@
 #include <string>
 
 #include "ep_library.h"
-#include "python_adapters.h"
 #include "ortdlpack/ortdlpack.h"
+#include "python_adapters.h"
 #include "support.h"
 
 namespace fs = std::filesystem;
@@ -97,8 +97,9 @@ TEST(EpLibrary, CudaAllocationWithoutTheEpIsAClearError) {
     EXPECT_NE(std::string(e.what()).find("onnxruntime-gpu"), std::string::npos) << e.what();
   }
   // Pinned memory belongs to the same EP.
-  EXPECT_NE(error_of([] { allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, DLDevice{kDLCUDAHost, 0}); })
-                .find("libonnxruntime_providers_cuda.so"),
+  EXPECT_NE(error_of([] {
+              allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, DLDevice{kDLCUDAHost, 0});
+            }).find("libonnxruntime_providers_cuda.so"),
             std::string::npos);
 }
 
@@ -106,7 +107,8 @@ TEST(EpLibrary, DecoysInTheWorkingDirectoryAndLibraryPathAreNeverLoaded) {
   const fs::path decoy = temp_dir("decoy");
   // TensorRT: a row no other test tries (a library is tried once per process, and sanitize.sh runs every test of
   // this binary in one process).
-  fs::copy_file(ORTDLPACK_VD_PATH, decoy / "libonnxruntime_providers_tensorrt.so", fs::copy_options::overwrite_existing);
+  fs::copy_file(ORTDLPACK_VD_PATH, decoy / "libonnxruntime_providers_tensorrt.so",
+                fs::copy_options::overwrite_existing);
   const fs::path cwd = fs::current_path();
   fs::current_path(decoy);
   setenv("LD_LIBRARY_PATH", decoy.c_str(), 1);
@@ -175,7 +177,9 @@ struct Finder {
 
 }  // namespace
 
-TEST(EpLibrary, AnEmptyNameIsRefused) { EXPECT_EQ(test::kind_of([] { ensure_ep(""); }), ErrorKind::kInvalidArgument); }
+TEST(EpLibrary, AnEmptyNameIsRefused) {
+  EXPECT_EQ(test::kind_of([] { ensure_ep(""); }), ErrorKind::kInvalidArgument);
+}
 
 TEST(EpLibrary, TheCpuEpIsBuiltIn) {
   EXPECT_EQ(ensure_ep("cpu"), "CPUExecutionProvider");
@@ -214,7 +218,6 @@ TEST(EpLibrary, AnEpNoRowKnowsIsFoundAsThePackageNamedForIt) {
   EXPECT_FALSE(select_ep_devices("VirtualDeviceEP", {}).empty());
   EXPECT_EQ(test::kind_of([] { ensure_ep("no_such_thing"); }), ErrorKind::kInvalidArgument);
 }
-
 
 TEST(EpLibrary, APackageWhoseLibraryBringsNoDeviceSaysWhatTheEpNeedsNotWhatToInstall) {
   // A library that registers but lists no device of the EP it is installed for (the WebGPU EP without an adapter).

@@ -28,12 +28,18 @@ constexpr OrtDeviceMemoryType kHost = OrtDeviceMemoryType_HOST_ACCESSIBLE;
 
 TEST(EpTable, EveryNameUsersWriteFindsItsRow) {
   const std::pair<const char*, const char*> names[] = {
-      {"cpu", "CPUExecutionProvider"},          {"cuda", "CUDAExecutionProvider"},
-      {"CUDA", "CUDAExecutionProvider"},        {"trt", "TensorrtExecutionProvider"},
-      {"tensorrt", "TensorrtExecutionProvider"}, {"tensorrt_rtx", "NvTensorRTRTXExecutionProvider"},
-      {"nv_tensorrt_rtx", "NvTensorRTRTXExecutionProvider"}, {"migraphx", "MIGraphXExecutionProvider"},
-      {"openvino", "OpenVINOExecutionProvider"}, {"mlx", "MLXExecutionProvider"},
-      {"webgpu", "WebGpuExecutionProvider"},    {"WebGpuExecutionProvider", "WebGpuExecutionProvider"},
+      {"cpu", "CPUExecutionProvider"},
+      {"cuda", "CUDAExecutionProvider"},
+      {"CUDA", "CUDAExecutionProvider"},
+      {"trt", "TensorrtExecutionProvider"},
+      {"tensorrt", "TensorrtExecutionProvider"},
+      {"tensorrt_rtx", "NvTensorRTRTXExecutionProvider"},
+      {"nv_tensorrt_rtx", "NvTensorRTRTXExecutionProvider"},
+      {"migraphx", "MIGraphXExecutionProvider"},
+      {"openvino", "OpenVINOExecutionProvider"},
+      {"mlx", "MLXExecutionProvider"},
+      {"webgpu", "WebGpuExecutionProvider"},
+      {"WebGpuExecutionProvider", "WebGpuExecutionProvider"},
   };
   for (const auto& [alias, ep] : names) {
     ASSERT_NE(find_ep(alias), nullptr) << alias;

@@ -33,8 +33,8 @@ TEST(Export, RoundTripEveryDtypeAndShape) {
         first = from_dlpack(&producer->versioned);
       } catch (const Error& e) {
         // ORT's refusal, not ours: ORT has no complex tensors (it says so in its C API header).
-        const bool ort_lacks_type = type == ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64 ||
-                                    type == ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128;
+        const bool ort_lacks_type =
+            type == ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64 || type == ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128;
         ASSERT_TRUE(ort_lacks_type) << e.what();
         EXPECT_EQ(producer->deletes, 0);
         continue;

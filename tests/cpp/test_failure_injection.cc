@@ -103,14 +103,14 @@ class FailureInjection : public ::testing::Test {
 };
 
 TEST_F(FailureInjection, Allocate) {
-  EXPECT_EQ(inject_all({"allocate(device)",
-                        [] { return std::vector<Tensor>{allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {64}, device(0))}; }}),
-            1);
+  EXPECT_EQ(
+      inject_all({"allocate(device)",
+                  [] { return std::vector<Tensor>{allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {64}, device(0))}; }}),
+      1);
   EXPECT_EQ(inject_all({"allocate(host-accessible)",
                         [] {
-                          return std::vector<Tensor>{
-                              allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, {3, 5}, devices[1],
-                                       OrtDeviceMemoryType_HOST_ACCESSIBLE)};
+                          return std::vector<Tensor>{allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, {3, 5}, devices[1],
+                                                              OrtDeviceMemoryType_HOST_ACCESSIBLE)};
                         }}),
             1);
 }
@@ -123,8 +123,8 @@ TEST_F(FailureInjection, ToEveryDirection) {
   points += inject_all({"to(host -> device)", [&] { return std::vector<Tensor>{to(host, device(1))}; }});
   points += inject_all({"to(device -> device)", [&] { return std::vector<Tensor>{to(on0, device(1))}; }});
   points += inject_all({"to(device -> host)", [&] { return std::vector<Tensor>{to(on0, DLDevice{kDLCPU, 0})}; }});
-  points += inject_all({"to(device -> host-accessible)",
-                        [&] { return std::vector<Tensor>{to(on0, host_accessible_memory(0))}; }});
+  points += inject_all(
+      {"to(device -> host-accessible)", [&] { return std::vector<Tensor>{to(on0, host_accessible_memory(0))}; }});
   EXPECT_EQ(points, 2 + 2 + 1 + 2);  // alloc+copy, alloc+copy, copy (CPU memory is ORT's), alloc+copy
   EXPECT_EQ(read(host), want) << "sources are never written";
   EXPECT_EQ(read(on0), want);

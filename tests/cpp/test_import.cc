@@ -159,16 +159,10 @@ const BadCase kBadCases[] = {
     {"NULL data", [](Producer& p) { p.t().data = nullptr; }, ErrorKind::kInvalidArgument, "data is NULL"},
     {"byte_offset overflow", [](Producer& p) { p.t().byte_offset = std::numeric_limits<uint64_t>::max(); },
      ErrorKind::kInvalidArgument, "byte_offset"},
-    {"stride overflow",
-     [](Producer& p) {
-       p.strides[0] = std::numeric_limits<int64_t>::max() / 2;
-     },
+    {"stride overflow", [](Producer& p) { p.strides[0] = std::numeric_limits<int64_t>::max() / 2; },
      ErrorKind::kInvalidArgument, "strides[0]"},
-    {"stride below address 0",
-     [](Producer& p) {
-       p.strides[0] = -(int64_t{1} << 60);
-     },
-     ErrorKind::kInvalidArgument, "strides"},
+    {"stride below address 0", [](Producer& p) { p.strides[0] = -(int64_t{1} << 60); }, ErrorKind::kInvalidArgument,
+     "strides"},
     {"negative device id", [](Producer& p) { p.t().device = DLDevice{kDLCUDA, -1}; }, ErrorKind::kInvalidArgument,
      "device_id -1"},
     {"unknown device", [](Producer& p) { p.t().device = DLDevice{kDLExtDev, 0}; }, ErrorKind::kUnsupported,

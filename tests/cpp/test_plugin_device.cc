@@ -123,7 +123,8 @@ TEST_F(PluginDevice, BatchOf100TensorsIsOneTransferCall) {
   EXPECT_EQ(c.bytes_h2d, 1600u);
   // Mixed destinations split into one call per (source memory, destination memory) pair.
   std::vector<Tensor> mixed;
-  for (int i = 0; i < 100; ++i) mixed.push_back(allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, device_memory(i % 2)));
+  for (int i = 0; i < 100; ++i)
+    mixed.push_back(allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, device_memory(i % 2)));
   vd.reset_counters();
   copy(dev, mixed);
   c = counters();

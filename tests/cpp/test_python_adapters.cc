@@ -15,8 +15,8 @@
 namespace ortdlpack::python {
 namespace {
 
-using test::kind_of;
 using test::host_iota;
+using test::kind_of;
 using test::Producer;
 
 constexpr ONNXTensorElementDataType kF32 = ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT;
@@ -142,7 +142,7 @@ TEST_F(PythonAdaptersTest, DeclarationsOfEveryKind) {
   EXPECT_EQ(info.inputs()[0].type_string(), "float8_e4m3fn[N,3]");
   EXPECT_EQ(info.inputs()[1].type_string(), "float64[any shape]");
   EXPECT_EQ(info.inputs()[2].type_string(), "int64[any shape]");  // NodeArg's [] is a scalar or an unknown rank
-  EXPECT_EQ(info.inputs()[2].memory, nullptr);  // neither ORT nor an EP device knows it
+  EXPECT_EQ(info.inputs()[2].memory, nullptr);                    // neither ORT nor an EP device knows it
   ASSERT_NE(info.inputs()[3].memory, nullptr);  // the plugin's memory, found among the env's EP devices
   EXPECT_FALSE(host_accessible(info.inputs()[3].memory));
   EXPECT_EQ(to_dlpack_device(info.inputs()[3].memory).device_id, 1);

@@ -1,5 +1,6 @@
-// Tests of the run plan (run_plan.h): SessionInfo and the decisions plan_run makes before ORT runs, on host memory and on the virtual device plugin's memory (which the host cannot
-// touch: a kernel writing there would crash, so every such case must be refused or staged).
+// Tests of the run plan (run_plan.h): SessionInfo and the decisions plan_run makes before ORT runs, on host memory and
+// on the virtual device plugin's memory (which the host cannot touch: a kernel writing there would crash, so every such
+// case must be refused or staged).
 #include <gtest/gtest.h>
 
 #include <string>
@@ -103,7 +104,8 @@ TEST_F(RunPlanTest, NamedDimensionsHoldOneValueAcrossInputsAndDestinations) {
               {"input 'b': dimension 0 mismatch", "float32[N] with N = 3 (from input 'a')", "got float32[4]"});
   RunOptions into;
   into.destinations = {{"c", host_iota(4)}};
-  ExpectError(ErrorKind::kInvalidArgument, [&] { plan_run(info, {{"a", host_iota(3)}, {"b", host_iota(3)}}, {}, into); },
+  ExpectError(ErrorKind::kInvalidArgument,
+              [&] { plan_run(info, {{"a", host_iota(3)}, {"b", host_iota(3)}}, {}, into); },
               {"output destination 'c': dimension 0 mismatch", "N = 3 (from input 'a')"});
   into.destinations = {{"c", host_iota(3)}, {"d", host_iota(5)}};  // K: no feed gives it, ORT's to compute
   EXPECT_EQ(plan_run(info, {{"a", host_iota(3)}, {"b", host_iota(3)}}, {}, into).outputs.size(), 2u);

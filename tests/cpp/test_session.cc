@@ -1,10 +1,10 @@
 // Tests of ortdlpack::Session: running an OrtSession on DLPack tensors through IoBinding. The models are built in
 // code with ORT's Model Editor API (no .onnx files, no protobuf).
+#include <algorithm>
 #include <atomic>
 #include <cstdint>
 #include <cstdio>
 #include <cstring>
-#include <algorithm>
 #include <functional>
 #include <memory>
 #include <mutex>
@@ -15,9 +15,9 @@
 #include <gtest/gtest.h>
 
 #include "model_builder.h"
+#include "ortdlpack/ortdlpack.h"
 #include "producer.h"
 #include "support.h"
-#include "ortdlpack/ortdlpack.h"
 #ifdef ORTDLPACK_VD_PATH
 #include "virtual_device_env.h"
 #endif
@@ -264,7 +264,8 @@ TEST(SessionCreate, ErrorsSayWhatIsWrong) {
 }
 
 TEST_F(SessionTest, ABorrowedSessionRuns) {
-  std::vector<Tensor> out = ortdlpack::Session(add_.get()).run( {{"y", Import(y_, {1, 100})}, {"x", Import(x_, {1, 100})}});
+  std::vector<Tensor> out =
+      ortdlpack::Session(add_.get()).run({{"y", Import(y_, {1, 100})}, {"x", Import(x_, {1, 100})}});
   ASSERT_EQ(out.size(), 1u);
   EXPECT_EQ(static_cast<const float*>(out[0].data())[3], x_[3] + y_[3]);
 }
@@ -288,7 +289,8 @@ TEST_F(SessionTest, ValidationErrorsNameTheInputOrOutput) {
   float buf[200] = {};
   ortdlpack::RunOptions options;
   options.destinations = {{"z", Import(buf, {2, 100})}};
-  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); }, {"destination 'z'", "dimension 0", "float32[2,100]"});
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); },
+                {"destination 'z'", "dimension 0", "float32[2,100]"});
   options.destinations = {{"z", Import(buf, {1, 100}, {kDLInt, 32, 1})}};
   ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); }, {"destination 'z'", "element type", "int32"});
   options.destinations = {{"z", Import(buf, {1, 100}, {kDLFloat, 32, 1}, DLPACK_FLAG_BITMASK_READ_ONLY)}};
@@ -327,8 +329,8 @@ TEST_F(SessionTest, AFailedRunIsARuntimeErrorWithOrtsMessage) {
   // A kernel failure the plan cannot see: x and y have independent dimensions (N, M), which Add cannot broadcast.
   ModelBuilder b;
   b.Node("Add", {"x", "y"}, {"z"});
-  SessionPtr add(b.Build({b.Value("x", kF32, {-1}, {"N"}), b.Value("y", kF32, {-1}, {"M"})},
-                         {b.Value("z", kF32, {-1}, {"N"})}));
+  SessionPtr add(
+      b.Build({b.Value("x", kF32, {-1}, {"N"}), b.Value("y", kF32, {-1}, {"M"})}, {b.Value("z", kF32, {-1}, {"N"})}));
   ortdlpack::Session s(add.get());
   try {
     s.run({{"x", Import(x_, {3})}, {"y", Import(y_, {4})}});
@@ -395,7 +397,7 @@ TEST(SessionConfigTest, EverySettingReachesOrt) {
   c.optimized_model_filepath = TempPath("ortdlpack_optimized.onnx");
   c.enable_cpu_mem_arena = false;
   c.enable_mem_pattern = false;
-  c.enable_mem_reuse = true;   // the default: accepted
+  c.enable_mem_reuse = true;  // the default: accepted
   c.execution_order = "DEFAULT";
   c.use_deterministic_compute = true;
   c.log_severity_level = 3;
@@ -479,8 +481,7 @@ TEST(SessionConfigTest, RefusedSettingsNameTheField) {
   refused([](auto& c) { c.log_severity_level = 5; }, {"log_severity_level", "got 5"});
   refused([](auto& c) { c.log_severity_level = -1; }, {"log_severity_level"});
   refused([](auto& c) { c.log_verbosity_level = -1; }, {"log_verbosity_level"});
-  refused([](auto& c) { c.graph_optimization_level = 7; },
-          {"graph_optimization_level 7", "ORT_ENABLE_ALL (99)"});
+  refused([](auto& c) { c.graph_optimization_level = 7; }, {"graph_optimization_level 7", "ORT_ENABLE_ALL (99)"});
   refused([](auto& c) { c.execution_mode = 2; }, {"execution_mode 2"});
   refused([](auto& c) { c.enable_mem_reuse = false; }, {"enable_mem_reuse", "C API has no call"});
   refused([](auto& c) { c.execution_order = "PRIORITY_BASED"; }, {"execution_order 'PRIORITY_BASED'"});
@@ -694,7 +695,8 @@ TEST_F(SessionOnDevice, ProvidersInPriorityOrder) {
   ExpectInvalid([&] { ortdlpack::Session(model.data(), model.size(), twice); }, {"'VirtualDeviceEP' is listed twice"});
   // A stream belongs to the one EP besides the CPU EP.
   twice.stream = 1;
-  ExpectInvalid([&] { ortdlpack::Session(model.data(), model.size(), twice); }, {"providers lists 2 besides the CPU EP"});
+  ExpectInvalid([&] { ortdlpack::Session(model.data(), model.size(), twice); },
+                {"providers lists 2 besides the CPU EP"});
 }
 
 TEST_F(SessionOnDevice, BindingOutputsStayAtFixedDeviceAddresses) {
@@ -743,4 +745,3 @@ class InitEnvironment : public ::testing::Environment {
 const ::testing::Environment* const g_init = ::testing::AddGlobalTestEnvironment(new InitEnvironment);
 
 }  // namespace
-

@@ -526,7 +526,7 @@ TEST_F(VirtualDevice, CopiesOnAStreamCompleteInOrderWhenTheQueueReachesThem) {
   std::fill(FloatData(back.get()), FloatData(back.get()) + 32, -1.0f);
   ASSERT_EQ(g_vd.stream_pause(handle), 0);
   ASSERT_ORT(Copy(cpu.get(), dev.get(), stream.get()));
-  FloatData(cpu.get())[0] = 100.0f;  // the host source was taken when the copy was enqueued
+  FloatData(cpu.get())[0] = 100.0f;                       // the host source was taken when the copy was enqueued
   ASSERT_ORT(Copy(dev.get(), back.get(), stream.get()));  // in order: sees the previous copy
   EXPECT_EQ(FloatData(back.get())[5], -1.0f) << "the stream is paused: nothing ran yet";
   EXPECT_EQ(Counters().async_copies, 2u);
@@ -547,7 +547,7 @@ TEST_F(VirtualDevice, CopiesWithoutAStreamAreSynchronousAndOrderedAfterNothing) 
   std::fill(FloatData(cpu.get()), FloatData(cpu.get()) + 4, 2.0f);
   ASSERT_EQ(g_vd.stream_pause(handle), 0);
   ASSERT_ORT(Copy(cpu.get(), dev.get(), stream.get()));  // queued behind the gate
-  ASSERT_ORT(Copy(dev.get(), back.get()));                // no stream: now, before the queued write
+  ASSERT_ORT(Copy(dev.get(), back.get()));               // no stream: now, before the queued write
   EXPECT_EQ(FloatData(back.get())[0], 1.0f);
   ASSERT_EQ(g_vd.stream_resume(handle), 0);
   ASSERT_EQ(g_vd.stream_synchronize(handle), 0);
@@ -646,13 +646,23 @@ TEST_F(VirtualDeviceDeathTest, HostDereferenceOfDevicePointerCrashes) {
   GTEST_FLAG_SET(death_test_style, "fast");  // fork only: the child inherits the env and the guarded mapping
   Value dev = NewTensor(SharedAllocator(DeviceInfo(0)), {8});
   float* p = FloatData(dev.get());
-  EXPECT_DEATH({ volatile float x = p[0]; (void)x; }, "");
+  EXPECT_DEATH(
+      {
+        volatile float x = p[0];
+        (void)x;
+      },
+      "");
   EXPECT_DEATH({ *reinterpret_cast<volatile float*>(p + 7) = 1.0f; }, "");
   // The data transfer re-closes pages after a copy: still crashes afterwards.
   Value cpu = NewTensor(CpuAllocator(), {8});
   std::memset(FloatData(cpu.get()), 0, 8 * sizeof(float));
   ASSERT_ORT(Copy(cpu.get(), dev.get()));
-  EXPECT_DEATH({ volatile float x = p[3]; (void)x; }, "");
+  EXPECT_DEATH(
+      {
+        volatile float x = p[3];
+        (void)x;
+      },
+      "");
 }
 
 // Add on float[8] built with the Model Editor API (no .onnx file, no protobuf). `ep_device` null: CPU only.

@@ -33,7 +33,8 @@ struct VirtualDeviceEnv {
     vd.reset_counters = reinterpret_cast<decltype(vd.reset_counters)>(dlsym(lib, "ortdlpack_vd_reset_counters"));
     vd.fail_alloc_at = reinterpret_cast<decltype(vd.fail_alloc_at)>(dlsym(lib, "ortdlpack_vd_fail_alloc_at"));
     vd.fail_copy_at = reinterpret_cast<decltype(vd.fail_copy_at)>(dlsym(lib, "ortdlpack_vd_fail_copy_at"));
-    vd.is_device_pointer = reinterpret_cast<decltype(vd.is_device_pointer)>(dlsym(lib, "ortdlpack_vd_is_device_pointer"));
+    vd.is_device_pointer =
+        reinterpret_cast<decltype(vd.is_device_pointer)>(dlsym(lib, "ortdlpack_vd_is_device_pointer"));
     dlclose(lib);  // drops only the reference RTLD_NOLOAD took
     const OrtEpDevice* const* all = nullptr;
     size_t n = 0;

@@ -6,7 +6,8 @@
 
 int main() {
   const DLDataType bf16 = ortdlpack::to_dlpack_dtype(ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16);
-  return bf16.code == kDLBfloat && std::strcmp(ortdlpack::dtype_name(ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16), "bfloat16") == 0
+  return bf16.code == kDLBfloat &&
+                 std::strcmp(ortdlpack::dtype_name(ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16), "bfloat16") == 0
              ? 0
              : 1;
 }

@@ -164,7 +164,7 @@ ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_synchronize(void* stream);
 ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_launch_host_func(void* stream, void (*fn)(void*), void* user_data);
 
 #ifdef __cplusplus
-}  /* extern "C" */
+} /* extern "C" */
 #endif
 
 #endif /* ORTDLPACK_VIRTUAL_DEVICE_H_ */
