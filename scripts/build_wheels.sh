@@ -25,16 +25,8 @@ say() { echo "build_wheels: $*"; }
 tree_state() {
   git status --porcelain --ignored --untracked-files=all | grep -v -E "^!! \"?(build|\.venv|${out%/})/" || true
 }
-find_python() {  # pyenv's newest 3.X, else python3.X on PATH (a pyenv shim on PATH may not run: each is tried)
-  local v=$1 p
-  for p in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}/versions/$v".*/bin/"python$v" 2>/dev/null | sort -rV) \
-           $(command -v "python$v" 2>/dev/null); do
-    if "$p" -c "import sys; sys.exit(sys.version_info[:2] != tuple(map(int, '$v'.split('.'))))" 2>/dev/null; then
-      echo "$p"; return
-    fi
-  done
-  echo "build_wheels: no CPython $v (python$v on PATH or ${PYENV_ROOT:-$HOME/.pyenv}/versions/$v.*)" >&2; exit 1
-}
+ME=build_wheels
+source scripts/lib/find_python.sh  # (the working directory is the repository root)
 # venv DIR PYTHON PACKAGES...: creates DIR once and (re)installs the packages when their list changed.
 venv() {
   local dir=$1 py=$2; shift 2

@@ -21,16 +21,8 @@ matrix=("3.10 cp310-cp310 $oldest_ort" "3.11 cp311-cp311 $newest_ort" "3.12 cp31
         "3.13 cp312-abi3 $newest_ort")
 
 say() { echo "ci_wheels: $*"; }
-find_python() {  # as scripts/build_wheels.sh: pyenv's newest 3.X, else python3.X on PATH
-  local v=$1 p
-  for p in $(ls -d "${PYENV_ROOT:-$HOME/.pyenv}/versions/$v".*/bin/"python$v" 2>/dev/null | sort -rV) \
-           $(command -v "python$v" 2>/dev/null); do
-    if "$p" -c "import sys; sys.exit(sys.version_info[:2] != tuple(map(int, '$v'.split('.'))))" 2>/dev/null; then
-      echo "$p"; return
-    fi
-  done
-  echo "ci_wheels: no CPython $v (python$v on PATH or ${PYENV_ROOT:-$HOME/.pyenv}/versions/$v.*)" >&2; exit 1
-}
+ME=ci_wheels
+source scripts/lib/find_python.sh  # (the working directory is the repository root)
 numpy_for() { if [[ $1 == 3.10 ]]; then echo numpy==2.2.6; else pin numpy; fi; }  # numpy 2.3+ needs CPython 3.11
 install() { "$1/bin/python" -m pip install -q --progress-bar off "${@:2}"; }
 fresh_venv() { rm -rf "$1"; "$2" -m venv "$1"; install "$1" pip==26.3; }
