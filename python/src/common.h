@@ -181,4 +181,27 @@ void bind_session(nb::module_& m);
 // What ortdlpack.show_config() asks the core about the env's EP devices.
 void bind_config(nb::module_& m);
 
+// request.cc -----------------------------------------------------------------------------------------------------
+// A str argument (TypeError naming `what` otherwise).
+std::string str_of(nb::handle h, const char* what);
+// A request converted from Python: the feeds and destinations as Tensors (held for the run), the output names, where
+// outputs go, and (ortdlpack.run) its plan.
+struct Request {
+  Feeds feeds;
+  std::vector<std::string> names;
+  RunOptions options;
+  RunPlan plan;
+  OutputType type = OutputType::kTensor;  // what the outputs are made as (output_type=, like_feeds resolved)
+};
+// Converts run()'s arguments (feeds, output_names, outputs=, device=, output_type=) into `r`, the same way for
+// ortdlpack.run and ortdlpack.Session.run (and bind). `feeds_argument` names the feeds in errors, `hint` ends the
+// TypeError for feeds that are no mapping. output_type None is `none_means`.
+void convert(Request& r, const std::vector<IoInfo>& inputs, nb::handle feeds, const char* feeds_argument,
+             const char* hint, nb::handle output_names, nb::handle outputs, nb::handle device, nb::handle output_type,
+             OutputType none_means);
+
+// run.cc ---------------------------------------------------------------------------------------------------------
+// ortdlpack.run (and its _Planner): a user's onnxruntime.InferenceSession run on the core's plan.
+void bind_run(nb::module_& m);
+
 }  // namespace ortdlpack::py

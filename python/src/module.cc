@@ -108,6 +108,7 @@ NB_MODULE(_ortdlpack, m) {
   bind_tensor(m);
   bind_dlpack(m);
   bind_session(m);
+  bind_run(m);
   bind_config(m);
 
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { g_exiting = true; }));

@@ -1,0 +1,186 @@
+// Run arguments from Python, converted the same way for ortdlpack.Session.run / bind and for ortdlpack.run: feeds and
+// destinations imported as Tensors (every producer from_dlpack takes; lists and scalars as onnxruntime takes them),
+// output names, where outputs go and what they are made as. The run's decisions are the core's (run_plan.h).
+#include <climits>
+#include <memory>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nanobind/ndarray.h>
+#include <nanobind/stl/string.h>
+#include <nanobind/stl/vector.h>
+
+#include "common.h"
+
+namespace ortdlpack::py {
+namespace {
+
+// Adds a PEP 678 note to the exception being raised (add_note on 3.11+, __notes__ before, which tracebacks then do
+// not show but which stays on the object).
+void add_note(const nb::python_error& e, const std::string& note) {
+  nb::handle value = e.value();
+  if (nb::hasattr(value, "add_note")) {
+    value.attr("add_note")(note);
+    return;
+  }
+  nb::object notes = nb::hasattr(value, "__notes__") ? nb::object(value.attr("__notes__")) : nb::object(nb::list());
+  notes.attr("append")(note);
+  nb::setattr(value, "__notes__", notes);
+}
+
+// Imports every (name, producer) pair of the mapping argument `argument` with `import`, into `out`; an import error
+// names the entry (`entry` 'name'). `hint` ends the TypeError for an argument that is no mapping.
+template <class Import>
+void for_items(nb::handle mapping, const char* argument, const char* entry, const char* hint,
+               std::vector<std::pair<std::string, Tensor>>& out, Import import) {
+  const auto add = [&](nb::handle k, nb::handle v) {
+    if (!PyUnicode_Check(k.ptr())) {  // (the message is made only then: this runs per feed and per run)
+      throw nb::type_error((std::string(argument) + " key must be str, not " + type_name(k.ptr())).c_str());
+    }
+    std::string name = nb::cast<std::string>(k);
+    out.emplace_back(name, Tensor());
+    try {
+      out.back().second = import(name, v);
+    } catch (nb::python_error& e) {
+      // Raised by Python code (a producer's own __dlpack__): kept as it is, class and object, with a note.
+      add_note(e, std::string("ortdlpack: raised importing ") + entry + " '" + name + "'");
+      throw;
+    } catch (...) {
+      // ortdlpack's own error: the same Python exception type with the entry's name in front.
+      set_python_error();
+      nb::python_error e;
+      nb::raise_from(e, nb::borrow(e.type()), "%s '%s': %U", entry, name.c_str(), nb::str(e.value()).ptr());
+    }
+  };
+  if (PyDict_Check(mapping.ptr())) {
+    for (auto [k, v] : nb::borrow<nb::dict>(mapping)) add(k, v);
+    return;
+  }
+  if (!PyMapping_Check(mapping.ptr()) || PyList_Check(mapping.ptr()) || PyTuple_Check(mapping.ptr()) ||
+      !PyObject_HasAttrString(mapping.ptr(), "items")) {
+    throw nb::type_error((std::string(argument) + " must be a mapping of " + entry + " names to tensors, not " +
+                          type_name(mapping.ptr()) + hint)
+                             .c_str());
+  }
+  nb::object items = nb::steal(PyMapping_Items(mapping.ptr()));
+  if (!items.is_valid()) throw nb::python_error();
+  for (nb::handle item : items) add(item[0], item[1]);
+}
+
+// A destination torch's autograd tracks (requires_grad): ORT's write would bypass it, and torch itself refuses to
+// write such a leaf in place or to export any such tensor. Asked of types that have the attribute only (no exception
+// is made for others).
+void refuse_if_autograd_tracks(nb::handle x) {
+  static PyObject* const attribute = PyUnicode_InternFromString("requires_grad");  // process lifetime
+  if (class_attribute(Py_TYPE(x.ptr()), attribute) == nullptr) return;
+  nb::object tracked = nb::steal(PyObject_GetAttr(x.ptr(), attribute));
+  if (!tracked.is_valid()) throw nb::python_error();
+  if (PyObject_IsTrue(tracked.ptr()) == 1) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "requires grad: ORT's write would bypass autograd, as torch's own in-place writes to such a leaf and "
+                "its export would (\"Can't export tensors that require gradient, use tensor.detach()\"): pass a "
+                "detached tensor");
+  }
+}
+
+// A list or a Python scalar fed for input `io`, as onnxruntime takes lists: a numpy array of the input's declared
+// element type (one copy, allowed: it is no tensor). NULL `io` (an unknown input, which the plan refuses) or a
+// non-tensor input: numpy's own type.
+nb::object as_array(nb::handle x, const IoInfo* io) {
+  static PyObject* const asarray =
+      nb::object(nb::module_::import_("numpy").attr("asarray")).release().ptr();  // process lifetime
+  try {
+    if (io == nullptr || !io->is_tensor) return nb::borrow(asarray)(x);
+    return nb::borrow(asarray)(x, numpy_dtype_of(io->element_type));
+  } catch (nb::python_error& e) {
+    throw Error(ErrorKind::kInvalidArgument,
+                std::string("a ") + type_name(x.ptr()) + " numpy cannot make " +
+                    (io != nullptr && io->is_tensor ? std::string("a ") + dtype_name(io->element_type) + " array"
+                                                    : "an array") +
+                    " of (" + nb::cast<std::string>(nb::str(e.value())) + ")");
+  }
+}
+
+const IoInfo* find_input(const std::vector<IoInfo>& inputs, const std::string& name) {
+  for (const IoInfo& io : inputs) {
+    if (io.name == name) return &io;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+std::string str_of(nb::handle h, const char* what) {
+  if (!PyUnicode_Check(h.ptr())) {
+    throw nb::type_error((std::string(what) + " must be str, not " + type_name(h.ptr())).c_str());
+  }
+  return nb::cast<std::string>(h);
+}
+
+// Converts run()'s arguments (feeds, output_names, outputs=, device=, output_type=) into `r`, the same way for
+// ortdlpack.run and ortdlpack.Session.run (and bind). `feeds_argument` names the feeds in errors, `hint` ends the
+// TypeError for feeds that are no mapping. output_type None is `none_means`.
+void convert(Request& r, const std::vector<IoInfo>& inputs, nb::handle feeds, const char* feeds_argument,
+             const char* hint, nb::handle output_names, nb::handle outputs, nb::handle device, nb::handle output_type,
+             OutputType none_means) {
+  nb::handle first;  // the first feed (like_feeds)
+  for_items(feeds, feeds_argument, "input", hint, r.feeds, [&](const std::string& name, nb::handle x) {
+    if (!first.is_valid()) first = x;
+    if (PyList_Check(x.ptr()) || PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr())) {
+      return import_any(as_array(x, find_input(inputs, name)), nb::none(), nb::none(), "the tensor");
+    }
+    return import_any(x, nb::none(), nb::none(), "the tensor");
+  });
+  r.type = output_type.is_none() ? none_means : to_output_type(output_type, "output_type");
+  if (r.type == OutputType::kLikeFeeds) r.type = first.is_valid() ? framework_of(first) : OutputType::kNumpy;
+  if (!output_names.is_none()) {
+    nb::object names = nb::steal(PyUnicode_Check(output_names.ptr()) ? nullptr : PyObject_GetIter(output_names.ptr()));
+    if (!names.is_valid()) {
+      PyErr_Clear();
+      throw nb::type_error(
+          (std::string("output_names must be a sequence of str or None, not ") + type_name(output_names.ptr()))
+              .c_str());
+    }
+    while (PyObject* n = PyIter_Next(names.ptr())) r.names.push_back(str_of(nb::steal(n), "output_names[...]"));
+    if (PyErr_Occurred()) throw nb::python_error();
+  }
+  if (!outputs.is_none()) {
+    // Destinations are written in place: never a copy (BufferError).
+    for_items(outputs, "outputs", "output destination", "", r.options.destinations,
+              [](const std::string&, nb::handle x) {
+                refuse_if_autograd_tracks(x);
+                return import_any(x, nb::none(), nb::borrow(Py_False), "the tensor");
+              });
+  }
+  const OrtMemoryInfo* placed = nullptr;  // where device= puts the outputs
+  if (!device.is_none()) {
+    const Device d = to_device(device, "device");
+    if (d.memory != nullptr) {
+      r.options.output_memory = d.memory;  // an EP device's own memory: exactly that
+    } else {
+      r.options.output_device = d.dl;
+    }
+    placed = d.memory != nullptr ? d.memory : memory_info(d.dl);
+  } else if (needs_host(r.type)) {
+    r.options.output_device = DLDevice{kDLCPU, 0};  // ORT copies a device output to the host itself
+  }
+  if (needs_host(r.type)) {
+    // Checked now, before ORT writes anything.
+    if (placed != nullptr && !host_accessible(placed)) {
+      throw nb::value_error(
+          ("output_type 'numpy' needs outputs in host memory; device= puts them in " + describe_memory(placed))
+              .c_str());
+    }
+    for (const auto& [name, t] : r.options.destinations) {
+      if (!t.host_accessible()) {
+        throw nb::value_error(("output_type 'numpy' needs outputs in host memory; the destination of '" + name +
+                               "' is in " + describe_memory(t.memory_info()))
+                                  .c_str());
+      }
+    }
+  }
+}
+
+}  // namespace ortdlpack::py
