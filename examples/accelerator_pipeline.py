@@ -16,7 +16,9 @@ On CUDA and WebGPU, two workloads (models from scripts/make_models.py), each run
                    usual path moves.
   memory-bound     y = (x + 1) * 0.5, run twice (x -> y1 -> y2), on 64 Ki and 1 Mi floats: next to no compute,
   chain            so moving data is much of the work. x and y2 on the host, and once more with x already on the
-                   device (the middle of a device pipeline: an earlier stage left it there).
+                   device (the middle of a device pipeline: an earlier stage left it there), and with x and y
+                   on the device (the chain as one stage of a device pipeline; one read-back per 8 chains waits
+                   for the device, whose runs return before their kernels finish).
 
   usual              onnxruntime.InferenceSession.run with numpy: every run copies its feeds to the device and its
                      outputs back, so each intermediate crosses twice
@@ -60,6 +62,7 @@ from pipeline_demo import measure, torch_step  # noqa: E402  (the CPU demo's ste
 
 BATCHES = (1, 64)
 CHAIN_SIZES = (1 << 16, 1 << 20)
+ON_DEVICE_CHAINS = 8  # chains per read-back in the device-resident rows
 VD_EP = "VirtualDeviceEP"
 VD_VENDOR = 0xD1A9
 WEBGPU_EP = "WebGpuExecutionProvider"
@@ -268,17 +271,40 @@ def elementwise_chain(target: Target, models: dict, budget: float, run_error: li
             native.run({"x": y1}, outputs={"y": y2})
             return y2
 
+        # The two runs as one stage of a device pipeline, x and y on the device: a WebGPU run returns before its
+        # kernels finish, so ON_DEVICE_CHAINS chains are followed by one read-back, which waits for all of them, and
+        # the time is per chain.
+        inference = target.inference_session(models["elementwise"])
+
+        def on_device(run_once):
+            def chains():
+                for _ in range(ON_DEVICE_CHAINS):
+                    y = run_once(run_once(x_dev))
+                return y.to("cpu").numpy()
+            return chains
+
+        def run_on_device(v):
+            return ortdlpack.run(inference, {"x": v}, device=target.device)[0]
+
+        def session_on_device(v):
+            return native.run({"x": v}, device=target.device)[0]
+
+        run_dev, session_dev = on_device(run_on_device), on_device(session_on_device)
+        run_dev.__name__ = "with_run"  # ortdlpack.run may be unavailable here, as above
         ref = usual().copy()
-        with_run, with_session, x_on_device = checked((with_run, with_session, x_on_device), ref, run_error,
-                                                      rtol=0, atol=0)
-        times = timed([f for f in (usual, with_run, with_session, x_on_device) if f is not None], budget, min_iters=5)
-        times = iter(times)
+        with_run, with_session, x_on_device, run_dev, session_dev = checked(
+            (with_run, with_session, x_on_device, run_dev, session_dev), ref, run_error, rtol=0, atol=0)
+        fns = [f for f in (usual, with_run, with_session, x_on_device, run_dev, session_dev) if f is not None]
+        times = iter(timed(fns, budget, min_iters=5))
         base = next(times)
         label = f"{n >> 20} Mi" if n >= 1 << 20 else f"{n >> 10} Ki"
         rows.append((label, "usual", base, base, (4 * x.nbytes, 4)))
         for path, fn in (("ortdlpack.run", with_run), ("ortdlpack.Session", with_session)):
             rows.append((label, path, next(times) if fn else None, base, (2 * x.nbytes, 2)))
         rows.append((label, "Session, x on dev", next(times), base, (x.nbytes, 1)))
+        read_back = (x.nbytes // ON_DEVICE_CHAINS, f"1/{ON_DEVICE_CHAINS}")
+        for path, fn in (("run, on device", run_dev), ("Session, on device", session_dev)):
+            rows.append((label, path, next(times) / ON_DEVICE_CHAINS if fn else None, base, read_back))
     return rows
 
 
@@ -317,8 +343,9 @@ def device_demo(target: Target, models: dict, budget: float, batches=BATCHES, sh
         print("  (the same pipeline on the CPU EP alone, usual path: "
               + ", ".join(f"{t * 1e3:.1f} ms at batch {n}" for n, t in zip(batches, cpu))
               + ": a software adapter is a CPU running GPU code; its copies are memcpys)")
-    print("\nmemory-bound chain: y = (x + 1) * 0.5 twice, x and y2 on the host (last row: x already on the device, "
-          "left there by an earlier stage); results equal")
+    print("\nmemory-bound chain: y = (x + 1) * 0.5 twice, x and y2 on the host ('x on dev': x already on the device, "
+          f"left there by an earlier stage; 'on device': x and y on the device, one read-back per {ON_DEVICE_CHAINS} "
+          "chains); results equal")
     rows = elementwise_chain(target, models, budget, run_error)
     print_rows("floats", rows)
     sections.append(("memory-bound chain", "floats", rows))
