@@ -210,13 +210,10 @@ bool unregister_device(OrtMemoryInfoDeviceType device_type, uint32_t vendor_id, 
 
 int register_ep_devices(OrtEnv* e) {
   const OrtApi& api = ort();
-  const OrtEpDevice* const* devices = nullptr;
-  size_t count = 0;
-  check(api.GetEpDevices(e, &devices, &count));
   int added = 0;
-  for (size_t i = 0; i < count; ++i) {
-    const char* value = api.GetKeyValue(api.EpDevice_EpMetadata(devices[i]), kEpMetadataDlpackDeviceType);
-    const OrtMemoryInfo* info = detail::default_memory(devices[i]);
+  for (const OrtEpDevice* d : detail::env_ep_devices(e)) {
+    const char* value = api.GetKeyValue(api.EpDevice_EpMetadata(d), kEpMetadataDlpackDeviceType);
+    const OrtMemoryInfo* info = detail::default_memory(d);
     if (value == nullptr || info == nullptr) continue;
     char* end = nullptr;
     const long dl_type = std::strtol(value, &end, 10);

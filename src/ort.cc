@@ -31,7 +31,7 @@ bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b) {
          fa.device_id == fb.device_id;
 }
 
-EpDeviceList::EpDeviceList() { ortdlpack::check(ort().GetEpDevices(env(), &devices_, &count_)); }
+EpDeviceList::EpDeviceList(const OrtEnv* e) { ortdlpack::check(ort().GetEpDevices(e, &devices_, &count_)); }
 
 const OrtMemoryInfo* default_memory(const OrtEpDevice* device) {
   return ort().EpDevice_MemoryInfo(device, OrtDeviceMemoryType_DEFAULT);

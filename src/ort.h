@@ -32,11 +32,12 @@ bool is_cpu_memory(const OrtMemoryInfo* info);
 // of a tensor its allocator made). NULL equals only NULL.
 bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b);
 
-// The env's EP devices, in the env's order: one GetEpDevices call, iterated without copying.
+// An env's EP devices (ortdlpack's env unless named), in the env's order: one GetEpDevices call, iterated without
+// copying.
 //   for (const OrtEpDevice* d : env_ep_devices()) ...
 class EpDeviceList {
  public:
-  EpDeviceList();
+  explicit EpDeviceList(const OrtEnv* e);
   const OrtEpDevice* const* begin() const noexcept { return devices_; }
   const OrtEpDevice* const* end() const noexcept { return devices_ + count_; }
   size_t size() const noexcept { return count_; }
@@ -45,7 +46,7 @@ class EpDeviceList {
   const OrtEpDevice* const* devices_ = nullptr;
   size_t count_ = 0;
 };
-inline EpDeviceList env_ep_devices() { return EpDeviceList(); }
+inline EpDeviceList env_ep_devices(const OrtEnv* e = env()) { return EpDeviceList(e); }
 
 // The DEFAULT memory of an EP device (NULL for EPs that use plain CPU memory, such as the CPU EP).
 const OrtMemoryInfo* default_memory(const OrtEpDevice* device);
