@@ -163,13 +163,13 @@ def webgpu_target() -> Target | str:
 
 def print_rows(case_title: str, rows) -> None:
     """rows: (case, path, seconds, base seconds, (bytes, copies) per iteration)."""
-    print(f"{case_title:>8} | {'path':<17} | {'ms/iter':>9} | {'vs usual':>8} | {'host<->device bytes':>19} | copies")
-    print("-" * 86)
+    print(f"{case_title:>8} | {'path':<18} | {'ms/iter':>9} | {'vs usual':>8} | {'host<->device bytes':>19} | copies")
+    print("-" * 87)
     for case, path, t, base, (nbytes, copies) in rows:
         if t is None:
-            print(f"{case:>8} | {path:<17} | {'n/a':>9} | {'':>8} | {'':>19} |")
+            print(f"{case:>8} | {path:<18} | {'n/a':>9} | {'':>8} | {'':>19} |")
             continue
-        print(f"{case:>8} | {path:<17} | {t * 1e3:>9.3f} | {base / t:>7.2f}x | {nbytes:>19,} | {copies:>6}")
+        print(f"{case:>8} | {path:<18} | {t * 1e3:>9.3f} | {base / t:>7.2f}x | {nbytes:>19,} | {copies:>6}")
 
 
 def three_ways(target: Target, names, out_name: str, feed: np.ndarray, out_shape):
