@@ -173,16 +173,18 @@ void bind(const PyPlanner& p, const Request& r, nb::handle binding) {
     if (!raw.is_valid()) raw = binding.attr("_iobinding");
     return raw;
   };
-  for (const RunPlan::Input& in : r.plan.inputs) {
-    const Tensor& t = in.bound();
-    const char* name = info.inputs()[static_cast<size_t>(in.index)].name.c_str();
+  // `t` by address under `name`, through `method` (bind_input / bind_output) of the binding its memory needs.
+  const auto bind_at = [&](const char* method, const char* name, const Tensor& t) {
     const int type = static_cast<int>(t.element_type());
     const uintptr_t data = reinterpret_cast<uintptr_t>(t.data());
     if (t.host_accessible()) {
-      binding.attr("bind_input")(name, "cpu", 0, type, shape_tuple(t), data);
+      binding.attr(method)(name, "cpu", 0, type, shape_tuple(t), data);
     } else {
-      device_binding().attr("bind_input")(name, onnxruntime_device(t.memory_info()), type, shape_tuple(t), data);
+      device_binding().attr(method)(name, onnxruntime_device(t.memory_info()), type, shape_tuple(t), data);
     }
+  };
+  for (const RunPlan::Input& in : r.plan.inputs) {
+    bind_at("bind_input", info.inputs()[static_cast<size_t>(in.index)].name.c_str(), in.bound());
   }
   for (const RunPlan::Output& out : r.plan.outputs) {
     const char* name = info.outputs()[static_cast<size_t>(out.index)].name.c_str();
@@ -195,13 +197,7 @@ void bind(const PyPlanner& p, const Request& r, nb::handle binding) {
       }
       continue;
     }
-    const int type = static_cast<int>(t.element_type());
-    const uintptr_t data = reinterpret_cast<uintptr_t>(t.data());
-    if (t.host_accessible()) {
-      binding.attr("bind_output")(name, "cpu", 0, type, shape_tuple(t), data);
-    } else {
-      device_binding().attr("bind_output")(name, onnxruntime_device(t.memory_info()), type, shape_tuple(t), data);
-    }
+    bind_at("bind_output", name, t);
   }
   // Last: the run follows at once (docs/streams.md).
   nb::gil_scoped_release release;
