@@ -95,7 +95,22 @@ void check(OrtStatus* status) {
   const Owned<OrtStatus> owned(status);
   const OrtErrorCode code = ort().GetErrorCode(status);
   const std::string message = ort().GetErrorMessage(status);
-  throw Error(code == ORT_NOT_IMPLEMENTED ? ErrorKind::kUnsupported : ErrorKind::kRuntime, "ONNX Runtime: " + message);
+  throw Error(code, "ONNX Runtime: " + message);
+}
+
+ErrorKind error_kind(OrtErrorCode code) noexcept {
+  switch (code) {
+    case ORT_INVALID_ARGUMENT:
+    case ORT_NO_SUCHFILE:
+    case ORT_NO_MODEL:
+    case ORT_INVALID_PROTOBUF:
+    case ORT_INVALID_GRAPH:
+      return ErrorKind::kInvalidArgument;
+    case ORT_NOT_IMPLEMENTED:
+      return ErrorKind::kUnsupported;
+    default:
+      return ErrorKind::kRuntime;
+  }
 }
 
 }  // namespace ortdlpack

@@ -30,6 +30,7 @@ struct Layout {
   char* data;    // data + byte_offset; NULL only when count == 0
   bool compact;  // row-major with no gaps (any stride on size-1 dims)
   bool aligned;  // data aligned to the element's scalar size
+  bool padded;   // sub-byte elements one per byte (IS_SUBBYTE_TYPE_PADDED): ORT holds them only packed, as a copy
 };
 
 // The header fields: ndim, shape, device id, dtype and its flags.
@@ -40,9 +41,7 @@ void validate_header(const DLTensor& t, uint64_t flags, const ImportOptions& opt
   if (t.ndim > 0 && t.shape == nullptr) invalid("shape is NULL with ndim " + std::to_string(t.ndim));
   if (t.device.device_id < 0) invalid("device_id " + std::to_string(t.device.device_id) + " is negative");
   l.type = from_dlpack_dtype(t.dtype, options.uint8_as_bool);
-  if (t.dtype.bits < 8 && (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED)) {
-    throw Error(ErrorKind::kUnsupported, "DLPack padded sub-byte tensors are not supported (ONNX packs them)");
-  }
+  l.padded = t.dtype.bits < 8 && (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0;
 }
 
 // Element count and byte size, which must fit ORT's int64 sizes. A zero dim makes the tensor empty whatever the
@@ -121,9 +120,13 @@ Layout validate(const DLTensor& t, uint64_t flags, const ImportOptions& options)
   }
   const uint32_t bits = t.dtype.bits;
   if (bits < 8) {
-    // Packed sub-byte elements: compact only (strides count elements, which do not start on byte boundaries).
-    if (!compact(t)) throw Error(ErrorKind::kUnsupported, "DLPack strided packed sub-byte tensors are not supported");
-    l.compact = true;
+    // Packed sub-byte elements: compact only (strides count elements, which do not start on byte boundaries); padded
+    // ones compact too, packed by the copy ORT needs.
+    if (!compact(t)) {
+      throw Error(ErrorKind::kUnsupported, std::string("DLPack strided ") + (l.padded ? "padded" : "packed") +
+                                               " sub-byte tensors are not supported");
+    }
+    l.compact = !l.padded;
     l.aligned = true;
     return l;
   }
@@ -189,20 +192,25 @@ Source<Managed> compact_copy(const DLTensor& t, const Layout& l, const OrtMemory
   if (options.copy == CopyMode::kNever) {
     throw Error(ErrorKind::kCopyRequired,
                 std::string("DLPack tensor ") +
-                    (l.compact ? "data is not aligned to its element size" : "is not compact row-major") +
+                    (l.padded    ? "holds one sub-byte element per byte (padded), which ORT packs"
+                     : l.compact ? "data is not aligned to its element size"
+                                 : "is not compact row-major") +
                     ": ORT can only hold it as a copy, and copying was not allowed");
   }
   if (!host_accessible(memory)) {
-    throw Error(ErrorKind::kUnsupported, "DLPack tensor on " + describe_device(t.device) +
-                                             " is not compact row-major; ortdlpack copies strided layouts only "
-                                             "in host memory");
+    throw Error(ErrorKind::kUnsupported,
+                "DLPack tensor on " + describe_device(t.device) +
+                    (l.padded ? " holds padded sub-byte elements" : " is not compact row-major") +
+                    "; ortdlpack copies such layouts only in host memory");
   }
   Source<Managed> s;
   s.tensor = allocate(l.type, std::vector<int64_t>(t.shape, t.shape + t.ndim), memory);
   s.copied = true;
   const std::function<void()> gather = [&] {
     if (l.count == 0) return;
-    if (l.compact) {
+    if (l.padded) {
+      detail::pack_sub_byte(s.tensor.data(), reinterpret_cast<const uint8_t*>(l.data), l.count, t.dtype.bits);
+    } else if (l.compact) {
       std::memcpy(s.tensor.data(), l.data, l.bytes);
     } else {
       detail::strided_copy(s.tensor.data(), l.data, t.ndim, t.shape, t.strides, t.dtype.bits / 8);

@@ -48,7 +48,7 @@ void check(OrtStatus* status, const std::string& context) {
   try {
     ortdlpack::check(status);
   } catch (const Error& e) {
-    throw Error(e.kind(), context + ": " + e.what());
+    throw e.reworded(context + ": " + e.what());
   }
 }
 

@@ -56,8 +56,9 @@ IoInfo from_declaration(const IoDeclaration& d) {
   return io;
 }
 
-// Element types every array library has (what a host-only binding such as numpy can carry).
-bool common_type(ONNXTensorElementDataType type) {
+}  // namespace
+
+bool numpy_has(ONNXTensorElementDataType type) {
   switch (type) {
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL:
     case ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8:
@@ -76,8 +77,6 @@ bool common_type(ONNXTensorElementDataType type) {
       return false;
   }
 }
-
-}  // namespace
 
 OnnxruntimeDevice onnxruntime_device(const OrtMemoryInfo* memory) {
   const detail::MemoryFields m = detail::memory_fields(memory);
@@ -113,7 +112,7 @@ const OrtEpDevice* find_ep_device(const std::string& ep_name, int64_t hardware_t
 }
 
 SessionInfo session_info(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
-                         const std::vector<std::string>& providers) {
+                         const std::vector<IoDeclaration>& initializers, const std::vector<std::string>& providers) {
   std::vector<const OrtEpDevice*> mine;
   for (const std::string& p : providers) {
     if (detail::ships_with_ort(p)) {
@@ -139,36 +138,25 @@ SessionInfo session_info(const std::vector<IoDeclaration>& inputs, const std::ve
   };
   std::vector<IoInfo> in = convert(inputs);
   std::vector<IoInfo> out = convert(outputs);
-  return SessionInfo(std::move(in), std::move(out), mine, std::move(owned));
+  std::vector<IoInfo> init = convert(initializers);
+  return SessionInfo(std::move(in), std::move(out), std::move(init), mine, std::move(owned));
 }
 
-std::optional<std::string> ort_message(const std::string& text) {
-  const std::string execution = "Error in execution: ";
-  if (text.compare(0, execution.size(), execution) == 0) return text.substr(execution.size());
-  // Status::ToString(): "[ONNXRuntimeError] : <code number> : <CODE_NAME> : <message>".
-  const std::string status = "[ONNXRuntimeError] : ";
-  if (text.compare(0, status.size(), status) != 0) return std::nullopt;
-  const size_t code_end = text.find(" : ", status.size());
-  if (code_end == std::string::npos) return std::nullopt;
-  const size_t name_end = text.find(" : ", code_end + 3);
-  if (name_end == std::string::npos) return std::nullopt;
-  return text.substr(name_end + 3);
+bool host_outputs(const SessionInfo& info) {
+  for (const IoInfo& io : info.outputs()) {
+    if (!io.has_dlpack_form()) continue;
+    if ((io.memory != nullptr && !detail::is_cpu_memory(io.memory)) || !numpy_has(io.element_type)) return false;
+  }
+  return true;
 }
 
-bool cpu_only(const std::vector<std::string>& providers) {
-  return providers == std::vector<std::string>{"CPUExecutionProvider"};
-}
-
-bool host_only(const SessionInfo& info, const RunPlan& plan) {
+bool runs_with_values(const RunPlan& plan) {
+  if (plan.needs_values()) return true;
   for (const RunPlan::Output& out : plan.outputs) {
-    const IoInfo& io = info.outputs()[static_cast<size_t>(out.index)];
-    if (out.destination || !detail::is_cpu_memory(out.memory) || !io.is_tensor || !common_type(io.element_type)) {
-      return false;
-    }
+    if (out.destination || !detail::is_cpu_memory(out.memory) || !numpy_has(out.io->element_type)) return false;
   }
   for (const RunPlan::Input& in : plan.inputs) {
-    const IoInfo& io = info.inputs()[static_cast<size_t>(in.index)];
-    if (!detail::is_cpu_memory(in.bound().memory_info()) || !common_type(io.element_type)) return false;
+    if (!detail::is_cpu_memory(in.bound().memory_info())) return false;
   }
   return true;
 }

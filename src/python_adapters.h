@@ -82,31 +82,28 @@ struct IoDeclaration {
   std::optional<Memory> memory;  // nullopt: unknown (host)
 };
 
-// The SessionInfo of an InferenceSession from its declarations. Memory is resolved to an OrtMemoryInfo owned by the
-// SessionInfo: ORT's own for the names ORT knows (CreateMemoryInfo), else the memory of the env's EP device with
-// that name, vendor and memory type; memory neither knows stays unknown (NULL, treated as host). `providers`: the
-// session's execution provider names; the env's EP devices of those EPs are the session's (an EP library the env
-// lacks is registered first, ensure_ep(): a built-in CUDA EP session's memory then has the env's allocator, data
-// transfer and streams).
+// The SessionInfo of an InferenceSession from its declarations (inputs, outputs and overridable initializers).
+// Memory is resolved to an OrtMemoryInfo owned by the SessionInfo: ORT's own for the names ORT knows
+// (CreateMemoryInfo), else the memory of the env's EP device with that name, vendor and memory type; memory neither
+// knows stays unknown (NULL, treated as host). `providers`: the session's execution provider names; the env's EP
+// devices of those EPs are the session's (an EP library the env lacks is registered first, ensure_ep(): a built-in
+// CUDA EP session's memory then has the env's allocator, data transfer and streams).
 SessionInfo session_info(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
-                         const std::vector<std::string>& providers);
+                         const std::vector<IoDeclaration>& initializers, const std::vector<std::string>& providers);
 
-// Whether the session runs on ORT's CPU EP alone (its providers are exactly that one): it never falls back to
-// another EP, so the binding may call onnxruntime's plain run without the fallback around it.
-bool cpu_only(const std::vector<std::string>& providers);
+// Whether numpy has the element type itself (bool, integers, floats): not bfloat16, float8, int4, ... (ml_dtypes').
+bool numpy_has(ONNXTensorElementDataType type);
 
-// Every bound input is in CPU memory, no output has a destination and every output is allocated in CPU memory as
-// an element type numpy has: the binding may run the plan with onnxruntime's InferenceSession.run on numpy views
-// instead of an IOBinding.
-bool host_only(const SessionInfo& info, const RunPlan& plan);
+// Whether every output of the session comes out of onnxruntime's run as it comes out of an IOBinding: produced in
+// host memory, as an element type numpy has (or as a value without a DLPack form). Then a run without destinations
+// or placement may hand onnxruntime's run the caller's numpy arrays as they are (no import, no view).
+bool host_outputs(const SessionInfo& info);
 
-// --- errors, as onnxruntime's Python API raises them -------------------------------------------------------------
-
-// ORT's own message inside the text of an exception onnxruntime's Python API raised for a failed run:
-// "[ONNXRuntimeError] : 1 : FAIL : <message>" (InferenceSession.run) or "Error in execution: <message>"
-// (run_with_iobinding). nullopt for any other text: not ORT's failure, passed on as it is. With run_failed()
-// (run_plan.h) the binding reports every failed run as Session::run does.
-std::optional<std::string> ort_message(const std::string& text);
+// Whether onnxruntime's InferenceSession.run runs the plan, on numpy views of the bound inputs (onnxruntime.OrtValues
+// where numpy has no view) and the values as they are: it must when the plan needs values, and it gives what an
+// IOBinding gives at less cost when no output has a destination and every bound input and output is in CPU memory,
+// the outputs of element types numpy has. An IOBinding runs every other plan.
+bool runs_with_values(const RunPlan& plan);
 
 // --- installed EP packages ---------------------------------------------------------------------------------------
 

@@ -1,5 +1,6 @@
 #include "run_plan.h"
 
+#include <algorithm>
 #include <string>
 #include <utility>
 
@@ -130,7 +131,7 @@ std::vector<IoInfo> read_ios(const OrtSession* session, size_t count, GetName ge
   }
   // Where the session's EPs want the inputs / produce the outputs. Unknown (NULL) is allowed: treated as host.
   std::vector<const OrtMemoryInfo*> memory(count, nullptr);
-  if (count != 0) {
+  if (count != 0 && get_memory != nullptr) {  // (overridable initializers have no memory info)
     if (detail::failed(get_memory(session, memory.data(), count))) memory.assign(count, nullptr);
   }
   for (size_t i = 0; i < count; ++i) ios[i].memory = memory[i];
@@ -139,62 +140,33 @@ std::vector<IoInfo> read_ios(const OrtSession* session, size_t count, GetName ge
 
 // --- checks ------------------------------------------------------------------------------------------------------
 
+// A check ORT makes too, failed: ORT's code, so a binding raises what ORT's own binding raises for it.
+[[noreturn]] void refused(const std::string& message) { throw Error(ORT_INVALID_ARGUMENT, "run: " + message); }
+
 std::string quoted_names(const std::vector<IoInfo>& ios) {
   std::string s;
   for (const IoInfo& io : ios) s += (s.empty() ? "'" : ", '") + io.name + "'";
   return s.empty() ? "(none)" : s;
 }
 
-// The values the feeds give the model's named dimensions. ONNX IR: a dimension variable denotes one value across the
-// graph's inputs and outputs, so every input naming it must agree, and so must every destination. Points into the
-// SessionInfo (immutable) and the feeds' names (held by the caller for the run).
-struct NamedDim {
-  const std::string* name;
-  int64_t value;
-  const std::string* input;  // the input it was read from
-};
-using NamedDims = std::vector<NamedDim>;
-
-const NamedDim* find_dim(const NamedDims& dims, const std::string& name) {
-  for (const NamedDim& d : dims) {
-    if (*d.name == name) return &d;
-  }
-  return nullptr;
-}
-
-// Checks a tensor against the model's declaration and the named dimensions the inputs before it gave; `role` is
-// "input" or "output destination". An input gives its named dimensions to those after it (`input` non-NULL).
-void check_against(const Tensor& tensor, const IoInfo& io, const char* role, NamedDims& dims,
-                   const std::string* input) {
+// Checks a tensor against the model's declaration, as ORT does (element type, rank, fixed dimensions; a symbolic
+// dimension takes any size: ORT reads its name as a label); `role` is "input" or "output destination".
+void check_against(const Tensor& tensor, const IoInfo& io, const char* role) {
   if (!tensor) invalid(std::string(role) + " '" + io.name + "' is an empty Tensor");
-  if (!io.is_tensor) {
-    invalid(std::string(role) + " '" + io.name +
-            "' is not a tensor in the model (sequences, maps and optionals "
-            "cannot be bound from DLPack)");
+  if (!io.has_dlpack_form()) {
+    refused(std::string(role) + " '" + io.name + "' is " + io.onnx_type +
+            " in the model, which a DLPack tensor cannot be");
   }
-  const auto mismatch = [&](const std::string& what, const std::string& because = "") {
-    invalid(std::string(role) + " '" + io.name + "': " + what + ": the model expects " + io.type_string() + because +
-            ", got " + tensor_string(tensor));
+  const auto mismatch = [&](const std::string& what) {
+    refused(std::string(role) + " '" + io.name + "': " + what + ": the model expects " + io.type_string() + ", got " +
+            tensor_string(tensor));
   };
   if (tensor.element_type() != io.element_type) mismatch("element type mismatch");
   if (!io.has_shape) return;
   const ShapeView shape = tensor.shape();
   if (shape.size() != io.shape.size()) mismatch("rank mismatch");
   for (size_t i = 0; i < shape.size(); ++i) {
-    if (io.shape[i] >= 0) {
-      if (shape[i] != io.shape[i]) mismatch("dimension " + std::to_string(i) + " mismatch");
-      continue;
-    }
-    const std::string& name = io.dim_names[i];
-    if (name.empty()) continue;
-    if (const NamedDim* d = find_dim(dims, name)) {
-      if (shape[i] != d->value) {
-        mismatch("dimension " + std::to_string(i) + " mismatch",
-                 " with " + name + " = " + std::to_string(d->value) + " (from input '" + *d->input + "')");
-      }
-    } else if (input != nullptr) {
-      dims.push_back(NamedDim{&name, shape[i], input});
-    }
+    if (io.shape[i] >= 0 && shape[i] != io.shape[i]) mismatch("dimension " + std::to_string(i) + " mismatch");
   }
 }
 
@@ -213,72 +185,96 @@ std::vector<const OrtMemoryInfo*> memories_of(const std::vector<const OrtEpDevic
   return out;
 }
 
+const IoInfo* find(const std::vector<IoInfo>& ios, const std::string& name) noexcept {
+  for (const IoInfo& io : ios) {
+    if (io.name == name) return &io;
+  }
+  return nullptr;
+}
+
 // --- the steps of plan_run ---------------------------------------------------------------------------------------
 
-// Each model input exactly once, matching its declaration; the values of its named dimensions go into `dims`.
-void plan_inputs(const SessionInfo& info, const Feeds& feeds, RunPlan& plan, NamedDims& dims) {
-  const std::vector<IoInfo>& inputs = info.inputs();
-  std::vector<char> fed(inputs.size(), 0);
+// Each fed input (tensor or value) known and fed once, each tensor matching its declaration, each required input fed.
+void plan_inputs(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& values, RunPlan& plan) {
+  std::vector<const IoInfo*> fed;
+  fed.reserve(feeds.size() + values.size());
+  const auto known = [&](const std::string& name) {
+    const IoInfo* io = info.find_input(name);
+    if (io == nullptr) {  // (onnxruntime's words first, ORT's own check's: what its users look for)
+      refused("Invalid input name: " + name + " (the model's inputs are " + quoted_names(info.inputs()) + ")");
+    }
+    for (const IoInfo* f : fed) {
+      if (f == io) refused("input '" + name + "' is fed twice");
+    }
+    fed.push_back(io);
+    return io;
+  };
   plan.inputs.reserve(feeds.size());
   for (const auto& [name, tensor] : feeds) {
-    const int i = info.input_index(name);
-    if (i < 0) invalid("unknown input '" + name + "' (the model's inputs are " + quoted_names(inputs) + ")");
-    if (fed[i]) invalid("input '" + name + "' is fed twice");
-    fed[i] = 1;
-    check_against(tensor, inputs[i], "input", dims, &name);
-    plan.inputs.push_back(RunPlan::Input{i, tensor, Tensor()});
+    const IoInfo* io = known(name);
+    check_against(tensor, *io, "input");
+    plan.inputs.push_back(RunPlan::Input{io, tensor, Tensor()});
   }
-  std::string missing;
-  for (size_t i = 0; i < inputs.size(); ++i) {
-    if (!fed[i]) missing += (missing.empty() ? "'" : ", '") + inputs[i].name + "' (" + inputs[i].type_string() + ")";
+  for (const std::string& name : values) plan.values.push_back(known(name));
+  std::string missing, declared;
+  for (const IoInfo& io : info.inputs()) {
+    if (!io.required() || std::find(fed.begin(), fed.end(), &io) != fed.end()) continue;
+    missing += (missing.empty() ? "'" : ", '") + io.name + "'";
+    declared += (declared.empty() ? "'" : ", '") + io.name + "' (" + io.type_string() + ")";
   }
-  if (!missing.empty()) invalid("missing input " + missing);
+  if (!missing.empty()) {  // (onnxruntime's words first, as its run() says it)
+    std::string given;
+    for (const IoInfo* io : fed) given += (given.empty() ? "'" : ", '") + io->name + "'";
+    refused("Required inputs ([" + missing + "]) are missing from input feed ([" + given + "]): missing input " +
+            declared);
+  }
 }
 
 // The requested outputs: known, distinct names (none: every output, in model order).
 void plan_outputs(const SessionInfo& info, const std::vector<std::string>& output_names, RunPlan& plan) {
   const std::vector<IoInfo>& outputs = info.outputs();
   if (output_names.empty()) {
-    for (size_t i = 0; i < outputs.size(); ++i)
-      plan.outputs.push_back(RunPlan::Output{static_cast<int>(i), Tensor(), nullptr});
+    for (const IoInfo& io : outputs) plan.outputs.push_back(RunPlan::Output{&io, Tensor(), nullptr});
     return;
   }
-  std::vector<char> requested(outputs.size(), 0);
   for (const std::string& name : output_names) {
-    const int i = info.output_index(name);
-    if (i < 0) invalid("unknown output '" + name + "' (the model's outputs are " + quoted_names(outputs) + ")");
-    if (requested[i]) invalid("output '" + name + "' is requested twice");
-    requested[i] = 1;
-    plan.outputs.push_back(RunPlan::Output{i, Tensor(), nullptr});
+    const IoInfo* io = info.find_output(name);
+    if (io == nullptr) {  // (onnxruntime's words first, ORT's own check's)
+      refused("Invalid output name:" + name + " (the model's outputs are " + quoted_names(outputs) + ")");
+    }
+    for (const RunPlan::Output& o : plan.outputs) {
+      if (o.io == io) refused("output '" + name + "' is requested twice");
+    }
+    plan.outputs.push_back(RunPlan::Output{io, Tensor(), nullptr});
   }
 }
 
-// Destinations: only for requested outputs, matching their declaration and the named dimensions the feeds gave,
-// writable, in memory the session writes. (A dimension only outputs name is ORT's to compute: not checked here.)
-void plan_destinations(const SessionInfo& info, const RunOptions& options, NamedDims& dims, RunPlan& plan) {
-  const std::vector<IoInfo>& outputs = info.outputs();
+// Destinations: only for requested outputs, matching their declaration, writable, in memory the session writes.
+void plan_destinations(const SessionInfo& info, const RunOptions& options, RunPlan& plan) {
   for (const auto& [name, tensor] : options.destinations) {
-    const int i = info.output_index(name);
-    if (i < 0) {
-      invalid("destination for unknown output '" + name + "' (the model's outputs are " + quoted_names(outputs) + ")");
+    const IoInfo* io = info.find_output(name);
+    if (io == nullptr) {
+      invalid("destination for unknown output '" + name + "' (the model's outputs are " + quoted_names(info.outputs()) +
+              ")");
     }
     RunPlan::Output* out = nullptr;
     for (RunPlan::Output& o : plan.outputs) {
-      if (o.index == i) out = &o;
+      if (o.io == io) out = &o;
     }
     if (out == nullptr) invalid("destination for output '" + name + "', which is not requested");
     if (out->destination) invalid("output '" + name + "' has two destinations");
-    check_against(tensor, outputs[i], "output destination", dims, nullptr);
+    if (!io->has_dlpack_form()) invalid("output '" + name + "' is " + io->onnx_type + ", which has no destination");
+    check_against(tensor, *io, "output destination");
     if (tensor.read_only()) {
       invalid("output destination '" + name + "' is read-only" +
               (tensor.read_only_kind() == ReadOnly::kByContract ? " (its producer's arrays are immutable)" : "") +
               ": ORT would write into it");
     }
     const OrtMemoryInfo* memory = tensor.memory_info();
-    if (!info.writes(outputs[i], memory)) {
+    if (!info.writes(*io, memory)) {
       throw Error(ErrorKind::kUnsupported, "run: output destination '" + name + "' is in " + describe_memory(memory) +
                                                ", which the session cannot write: it produces '" + name + "' in " +
-                                               produced_in(outputs[i]) +
+                                               produced_in(*io) +
                                                " and has no execution provider on that "
                                                "device (a destination is never copied)");
     }
@@ -287,7 +283,8 @@ void plan_destinations(const SessionInfo& info, const RunOptions& options, Named
 }
 
 // Where outputs without a destination are allocated: options.output_memory / output_device, else where the session
-// produces them, else the host.
+// produces them, else the host. A run with values (needs_values) is run by the caller with ORT's own value APIs
+// (onnxruntime's run), which return every output in host memory: it takes no destinations and no other placement.
 void plan_allocation(const SessionInfo& info, const RunOptions& options, RunPlan& plan) {
   if (options.output_memory != nullptr && options.output_device.has_value()) {
     invalid("RunOptions: set output_memory or output_device, not both");
@@ -295,35 +292,69 @@ void plan_allocation(const SessionInfo& info, const RunOptions& options, RunPlan
   const OrtMemoryInfo* requested = options.output_memory   ? options.output_memory
                                    : options.output_device ? memory_info(*options.output_device)
                                                            : nullptr;
+  const OrtMemoryInfo* host = memory_info(DLDevice{kDLCPU, 0});
+  const bool values = plan.needs_values();
+  if (values && (!options.destinations.empty() || (requested != nullptr && !host_accessible(requested)))) {
+    const std::string why = !plan.values.empty() ? "input '" + plan.values.front()->name + "' is fed a value"
+                                                 : "an output requested has no DLPack form";
+    invalid(std::string(options.destinations.empty() ? "outputs cannot be placed in device memory"
+                                                     : "outputs cannot be written into destinations") +
+            " in a run of values that have no DLPack form (" + why +
+            "): such a run returns its outputs in host memory, as onnxruntime's run does");
+  }
   for (RunPlan::Output& out : plan.outputs) {
     if (out.destination) continue;
-    const IoInfo& io = info.outputs()[static_cast<size_t>(out.index)];
+    const IoInfo& io = *out.io;
     if (requested != nullptr && !info.writes(io, requested)) {
       invalid("output '" + io.name + "' cannot be placed in " + describe_memory(requested) +
               ": the session produces it in " + produced_in(io) + " and has no execution provider on that device");
     }
-    out.memory = requested ? requested : io.memory ? io.memory : memory_info(DLDevice{kDLCPU, 0});
+    out.memory = requested ? requested : io.memory && !values ? io.memory : host;
   }
 }
 
 // Staging: a host session cannot read device memory, and ORT does not copy such a feed itself: it hands the device
 // pointer to a CPU kernel (seen with ORT 1.29 and a plugin EP's memory). Such feeds are copied to the host through
 // the env's data transfer; every other feed is bound where it is.
-void plan_staging(const SessionInfo& info, RunPlan& plan) {
+void plan_staging(RunPlan& plan) {
   for (RunPlan::Input& in : plan.inputs) {
-    const IoInfo& io = info.inputs()[static_cast<size_t>(in.index)];
-    if ((io.memory == nullptr || host_accessible(io.memory)) && !in.feed.host_accessible()) {
+    if ((in.io->memory == nullptr || host_accessible(in.io->memory)) && !in.feed.host_accessible()) {
       in.staged = place(in.feed, Target::host(), CopyMode::kIfNeeded, "run").tensor;
     }
   }
 }
 
+// Whether [a, a + an) and [b, b + bn) overlap in the same memory.
+bool overlaps(const Tensor& a, const Tensor& b) {
+  const auto* pa = static_cast<const char*>(a.data());
+  const auto* pb = static_cast<const char*>(b.data());
+  if (pa == nullptr || pb == nullptr || a.byte_size() == 0 || b.byte_size() == 0) return false;
+  return pa < pb + b.byte_size() && pb < pa + a.byte_size() && detail::same_memory(a.memory_info(), b.memory_info());
+}
+
 }  // namespace
 
 std::string IoInfo::type_string() const {
-  if (!is_tensor) return "a non-tensor value";
+  if (!is_tensor) return onnx_type;
   return std::string(dtype_name(element_type)) +
          (has_shape ? shape_string(shape.data(), shape.size(), &dim_names) : std::string("[any shape]"));
+}
+
+bool IoInfo::has_dlpack_form() const {
+  // The element types of the dtype table: strings, and types ORT has that the table lacks, have no DLPack form.
+  return is_tensor && element_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING &&
+         element_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED &&
+         dtype_from_onnx_name(onnx_dtype_name(element_type)) == element_type;
+}
+
+bool IoInfo::required() const noexcept { return onnx_type.compare(0, 9, "optional(") != 0; }
+
+bool RunPlan::needs_values() const {
+  if (!values.empty()) return true;
+  for (const Output& out : outputs) {
+    if (!out.io->has_dlpack_form()) return true;
+  }
+  return false;
 }
 
 SessionInfo::SessionInfo(const OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices)
@@ -337,13 +368,18 @@ SessionInfo::SessionInfo(const OrtSession* session, const std::vector<const OrtE
       read_ios(session, n_in, api.SessionGetInputName, api.SessionGetInputTypeInfo, api.SessionGetMemoryInfoForInputs);
   outputs_ = read_ios(session, n_out, api.SessionGetOutputName, api.SessionGetOutputTypeInfo,
                       api.SessionGetMemoryInfoForOutputs);
+  size_t n_init = 0;
+  check(api.SessionGetOverridableInitializerCount(session, &n_init));
+  initializers_ = read_ios(session, n_init, api.SessionGetOverridableInitializerName,
+                           api.SessionGetOverridableInitializerTypeInfo, nullptr);
 }
 
-SessionInfo::SessionInfo(std::vector<IoInfo> inputs, std::vector<IoInfo> outputs,
+SessionInfo::SessionInfo(std::vector<IoInfo> inputs, std::vector<IoInfo> outputs, std::vector<IoInfo> initializers,
                          const std::vector<const OrtEpDevice*>& ep_devices,
                          std::vector<std::shared_ptr<OrtMemoryInfo>> owned)
     : inputs_(std::move(inputs)),
       outputs_(std::move(outputs)),
+      initializers_(std::move(initializers)),
       ep_memory_(memories_of(ep_devices)),
       owned_memory_(std::move(owned)) {}
 
@@ -356,34 +392,37 @@ bool SessionInfo::writes(const IoInfo& io, const OrtMemoryInfo* memory) const {
   return false;
 }
 
-int SessionInfo::input_index(const std::string& name) const noexcept {
-  for (size_t i = 0; i < inputs_.size(); ++i) {
-    if (inputs_[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
+const IoInfo* SessionInfo::find_input(const std::string& name) const noexcept {
+  const IoInfo* io = find(inputs_, name);
+  return io != nullptr ? io : find(initializers_, name);
 }
 
-int SessionInfo::output_index(const std::string& name) const noexcept {
-  for (size_t i = 0; i < outputs_.size(); ++i) {
-    if (outputs_[i].name == name) return static_cast<int>(i);
-  }
-  return -1;
-}
+const IoInfo* SessionInfo::find_output(const std::string& name) const noexcept { return find(outputs_, name); }
 
 RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
-                 const RunOptions& options) {
+                 const RunOptions& options, const std::vector<std::string>& values) {
   RunPlan plan;
-  NamedDims dims;
-  plan_inputs(info, feeds, plan, dims);
+  plan_inputs(info, feeds, values, plan);
   plan_outputs(info, output_names, plan);
-  plan_destinations(info, options, dims, plan);
+  plan_destinations(info, options, plan);
   plan_allocation(info, options, plan);
-  plan_staging(info, plan);  // last: the one copy a run may make, only once everything else was checked
+  plan_staging(plan);  // last: the one copy a run may make, only once everything else was checked
   return plan;
 }
 
-Error run_failed(const std::string& ort_message) {
-  return Error(ErrorKind::kRuntime, "run: the session failed: ONNX Runtime: " + ort_message);
+void unalias(const RunPlan& plan, std::vector<Tensor>& outputs) {
+  for (size_t k = 0; k < outputs.size() && k < plan.outputs.size(); ++k) {
+    if (plan.outputs[k].destination || !outputs[k]) continue;
+    for (const RunPlan::Input& in : plan.inputs) {
+      if (!overlaps(outputs[k], in.feed) && !overlaps(outputs[k], in.bound())) continue;
+      outputs[k] = place(outputs[k], Target::in(outputs[k].memory_info()), CopyMode::kAlways, "run").tensor;
+      break;
+    }
+  }
+}
+
+Error run_failed(OrtErrorCode code, const std::string& ort_message) {
+  return Error(code, "run: the session failed: ONNX Runtime: " + ort_message);
 }
 
 void order_before_run(const RunPlan& plan, const CallerStream* stream) {

@@ -31,14 +31,16 @@ class SessionInfo {
   // `ep_devices`: the EP devices the session was created with, whose memory the session can write outputs to.
   explicit SessionInfo(const OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
   // Assembled from parts (python::session_info): `owned` keeps the memory infos the IoInfos point at.
-  SessionInfo(std::vector<IoInfo> inputs, std::vector<IoInfo> outputs,
+  SessionInfo(std::vector<IoInfo> inputs, std::vector<IoInfo> outputs, std::vector<IoInfo> initializers,
               const std::vector<const OrtEpDevice*>& ep_devices, std::vector<std::shared_ptr<OrtMemoryInfo>> owned);
 
   const std::vector<IoInfo>& inputs() const noexcept { return inputs_; }
   const std::vector<IoInfo>& outputs() const noexcept { return outputs_; }
-  // Index of the input/output with that name, or -1.
-  int input_index(const std::string& name) const noexcept;
-  int output_index(const std::string& name) const noexcept;
+  // The initializers a feed may override (ORT's overridable initializers): fed by name like inputs, never required.
+  const std::vector<IoInfo>& initializers() const noexcept { return initializers_; }
+  // The input (or overridable initializer) / output with that name, or NULL.
+  const IoInfo* find_input(const std::string& name) const noexcept;
+  const IoInfo* find_output(const std::string& name) const noexcept;
   // Whether the session can write output `io` into `memory`: host memory always (ORT copies a device output there
   // itself); device memory where the session produces that output or of an EP device the session was created with
   // (ORT copies to it with that EP's data transfer). Any other device memory would reach a kernel that cannot write
@@ -48,41 +50,54 @@ class SessionInfo {
  private:
   std::vector<IoInfo> inputs_;
   std::vector<IoInfo> outputs_;
+  std::vector<IoInfo> initializers_;
   std::vector<const OrtMemoryInfo*> ep_memory_;  // the memory of the session's EP devices (owned by ORT's env)
   std::vector<std::shared_ptr<OrtMemoryInfo>> owned_memory_;
 };
 
 // What one run binds. It shares the feeds and destinations it was planned from (Tensors are shared owners), so it
-// stays valid whatever happens to the caller's containers.
+// stays valid whatever happens to the caller's containers. Its IoInfo pointers point into the SessionInfo it was
+// planned with, which must outlive it.
 struct RunPlan {
   struct Input {
-    int index = -1;  // the model input
-    Tensor feed;     // the caller's tensor
-    Tensor staged;   // a host copy of `feed` when the session reads this input from the host
+    const IoInfo* io = nullptr;  // the model input (or overridable initializer) it feeds
+    Tensor feed;                 // the caller's tensor
+    Tensor staged;               // a host copy of `feed` when the session reads this input from the host
     const Tensor& bound() const noexcept { return staged ? staged : feed; }
   };
   struct Output {
-    int index = -1;                         // the model output
+    const IoInfo* io = nullptr;             // the model output
     Tensor destination;                     // the caller's tensor ORT writes into, or empty
     const OrtMemoryInfo* memory = nullptr;  // where ORT allocates it when there is no destination (never NULL then)
   };
   std::vector<Input> inputs;    // in feed order
   std::vector<Output> outputs;  // in the order they are returned
-};
+  // The inputs fed with values (plan_run's `values`), which the caller hands to ORT its own way.
+  std::vector<const IoInfo*> values;
 
+  // Whether the run involves a value (a value feed, or a requested output without a DLPack form): such a run cannot
+  // be bound from Tensors alone.
+  bool needs_values() const;
+};
 // How many idle IoBindings a session keeps for reuse (Session; ortdlpack.run's onnxruntime.IOBindings): concurrent
 // runs beyond that create and release their own.
 inline constexpr size_t kIdleBindings = 8;
 
-// Plans a run of the session `info` describes on `feeds` (every model input exactly once), returning the outputs
-// named in `output_names` (empty: every model output, in model order). Stages device feeds the session reads from
-// the host (the one copy a run may make). Throws the errors session.h lists.
+// Plans a run of the session `info` describes on `feeds` and on `values` (the names of inputs fed with what the
+// caller hands to ORT its own way, the Python binding with onnxruntime's run: values without a DLPack form, arrays
+// ORT reads as they are; ORT checks them), every required model input exactly once between the two, returning the
+// outputs named in `output_names` (empty: every model output, in model order). Stages device feeds the session reads
+// from the host (the one copy a run may make). Throws the errors session.h lists.
 RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
-                 const RunOptions& options);
+                 const RunOptions& options, const std::vector<std::string>& values = {});
 
-// A run ORT failed: Error(kRuntime) "run: the session failed: ONNX Runtime: <ORT's message>", the one form every
-// runner reports (Session::run from ORT's status, the Python ortdlpack.run from onnxruntime's exceptions).
-Error run_failed(const std::string& ort_message);
+// The outputs of a run, in plan order, made safe to hand out: an output ORT allocated over the memory of a bound
+// input (an output that is a graph input passed through) is replaced by a copy of it, so no output ever aliases a
+// feed (onnxruntime's run returns a new array there too).
+void unalias(const RunPlan& plan, std::vector<Tensor>& outputs);
+
+// A run ORT failed with `code`: Error(code) "run: the session failed: ONNX Runtime: <ORT's message>".
+Error run_failed(OrtErrorCode code, const std::string& ort_message);
 
 // Right before ORT runs a bound plan: the device work still pending on ortdlpack's streams for the bound inputs and
 // destinations (and on a caller's stream) is ordered before the run (stream.h, docs/streams.md).

@@ -260,15 +260,15 @@ std::string take_string(char* s) {
 }
 
 // Binds a plan's inputs and outputs; returns whether any output is allocated by ORT.
-bool bind_plan(const SessionInfo& info, const RunPlan& plan, OrtIoBinding* binding) {
+bool bind_plan(const RunPlan& plan, OrtIoBinding* binding) {
   const OrtApi& api = ort();
   for (const RunPlan::Input& in : plan.inputs) {
-    const std::string& name = info.inputs()[static_cast<size_t>(in.index)].name;
+    const std::string& name = in.io->name;
     detail::check(api.BindInput(binding, name.c_str(), in.bound().ort_value()), "run: binding input '" + name + "'");
   }
   bool any_allocated = false;
   for (const RunPlan::Output& out : plan.outputs) {
-    const std::string& name = info.outputs()[static_cast<size_t>(out.index)].name;
+    const std::string& name = out.io->name;
     const std::string what = "run: binding output '" + name + "'";
     if (out.destination) {
       detail::check(api.BindOutput(binding, name.c_str(), out.destination.ort_value()), what);
@@ -306,6 +306,20 @@ std::vector<Tensor> collect(const RunPlan& plan, OrtIoBinding* binding, bool any
     if (plan.outputs[k].destination) result[k] = plan.outputs[k].destination;
   }
   return result;
+}
+
+// A plan Session can bind: tensors only (a value without a DLPack form has no Tensor to bind).
+RunPlan plan_tensors(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
+                     const RunOptions& options) {
+  RunPlan plan = plan_run(info, feeds, output_names, options);
+  for (const RunPlan::Output& out : plan.outputs) {
+    if (!out.io->has_dlpack_form()) {
+      throw Error(ErrorKind::kUnsupported, "run: output '" + out.io->name + "' is " + out.io->onnx_type +
+                                               ", which has no DLPack form: ortdlpack::Session runs tensors (request "
+                                               "the tensor outputs by name)");
+    }
+  }
+  return plan;
 }
 
 }  // namespace
@@ -348,7 +362,7 @@ struct Session::Impl {
     order_before_run(plan, stream ? &*stream : nullptr);
     if (OrtStatus* status = ort().RunWithBinding(session, leave_queued ? unsynchronized.get() : run_options, binding)) {
       const Owned<OrtStatus> release(status);
-      throw run_failed(ort().GetErrorMessage(status));
+      throw run_failed(ort().GetErrorCode(status), ort().GetErrorMessage(status));
     }
     if (leave_queued) adopt_caller_work(*stream);
   }
@@ -432,7 +446,7 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
                                  const RunOptions& options) {
   Impl& s = *impl_;
   if (s.stream) adopt_caller_work(*s.stream);  // before planning: a staging copy must read what the caller wrote
-  const RunPlan plan = plan_run(s.info, feeds, output_names, options);
+  const RunPlan plan = plan_tensors(s.info, feeds, output_names, options);
 
   // The binding is cleared on every path.
   struct Lease {
@@ -440,9 +454,11 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
     IoBinding binding;
     ~Lease() { pool.release(std::move(binding)); }
   } lease{s.pool, s.pool.acquire()};
-  const bool any_allocated = bind_plan(s.info, plan, lease.binding.get());
+  const bool any_allocated = bind_plan(plan, lease.binding.get());
   s.run_bound(plan, lease.binding.get(), options.run_options);
-  return collect(plan, lease.binding.get(), any_allocated);
+  std::vector<Tensor> outputs = collect(plan, lease.binding.get(), any_allocated);
+  unalias(plan, outputs);
+  return outputs;
 }
 
 // --- Binding -----------------------------------------------------------------------------------------------------
@@ -465,14 +481,14 @@ Binding Session::bind(const Feeds& feeds, const std::vector<std::string>& output
   b.impl_ = std::make_unique<Binding::Impl>();
   Binding::Impl& state = *b.impl_;
   state.session = impl_;
-  state.plan = plan_run(s.info, feeds, output_names, options);
+  state.plan = plan_tensors(s.info, feeds, output_names, options);
   state.run_options = options.run_options;
   OrtIoBinding* raw = nullptr;
   check(ort().CreateIoBinding(s.session, &raw));
   state.binding = IoBinding(raw);
-  state.allocated = bind_plan(s.info, state.plan, raw);
+  state.allocated = bind_plan(state.plan, raw);
   for (const RunPlan::Output& out : state.plan.outputs) {
-    state.names.push_back(s.info.outputs()[static_cast<size_t>(out.index)].name);
+    state.names.push_back(out.io->name);
   }
   return b;
 }
@@ -496,6 +512,7 @@ const std::vector<Tensor>& Binding::run(const OrtRunOptions* run_options) {
   if (b.allocated) {
     // The first run allocated the outputs: from now on they are the binding's destinations, at fixed addresses.
     std::vector<Tensor> outputs = collect(b.plan, b.binding.get(), true);
+    unalias(b.plan, outputs);
     const OrtApi& api = ort();
     for (size_t k = 0; k < outputs.size(); ++k) {
       RunPlan::Output& out = b.plan.outputs[k];

@@ -41,4 +41,14 @@ void strided_copy(void* dst, const void* src, int32_t ndim, const int64_t* shape
   copy_dim(out, static_cast<const char*>(src), 0, ndim, shape, strides, elem_bytes);
 }
 
+void pack_sub_byte(void* packed, const uint8_t* padded, size_t count, uint32_t bits) {
+  auto* out = static_cast<uint8_t*>(packed);
+  std::memset(out, 0, (count * bits + 7) / 8);
+  const uint8_t mask = static_cast<uint8_t>((1u << bits) - 1u);
+  for (size_t i = 0; i < count; ++i) {
+    const size_t bit = i * bits;
+    out[bit / 8] = static_cast<uint8_t>(out[bit / 8] | ((padded[i] & mask) << (bit % 8)));
+  }
+}
+
 }  // namespace ortdlpack::detail

@@ -7,6 +7,9 @@
 // the element size. Other layouts (gaps, negative or overlapping strides, misaligned data) on host memory are
 // copied into a compact tensor when the options allow it, else Error(kCopyRequired).
 //
+// Padded sub-byte tensors (IS_SUBBYTE_TYPE_PADDED: one element per byte, as ml_dtypes holds int4) are packed into a
+// copy, as ORT holds them, when the options allow a copy (else Error(kCopyRequired)).
+//
 // Read-only memory: ORT has no read-only tensors. The result remembers the READ_ONLY flag (Tensor::read_only()),
 // or ImportOptions::read_only, exports it again, and ortdlpack refuses to bind such a tensor as a session output. ORT
 // never writes a session input, so a read-only tensor is safe to feed.

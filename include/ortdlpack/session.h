@@ -17,17 +17,22 @@
 // written into caller-preallocated destinations (RunOptions::destinations), in which case the returned Tensor is
 // that destination: same OrtValue, same data pointer.
 //
-// Everything that can be checked before ORT runs is checked before ORT runs, once per run, with one set of messages
-// naming the input or output:
-//   Error(kInvalidArgument): unknown, duplicate or missing names; element type, rank or fixed-dimension mismatch;
-//     a named dimension ("N") whose value the inputs contradict, or a destination's ("N" of an output is the value
-//     an input gave it: ONNX's dimension variables denote one value across a graph's inputs and outputs);
-//     an empty Tensor; a non-tensor model input/output; a read-only destination; output memory the session cannot
-//     produce to (a `device` of a device the session does not write, e.g. a plugin EP's memory for a CPU session)
-//     and conflicting RunOptions.
+// What ortdlpack must know before ORT runs is checked before ORT runs, once per run, with one set of messages naming
+// the input or output. Checks ORT makes too carry ORT's code (error.h: ORT_INVALID_ARGUMENT), so a binding raises
+// what ORT's own binding raises for them; nothing ORT accepts is refused (a symbolic dimension name is a label, not a
+// constraint: "?" may name dimensions of different sizes, as ORT reads it):
+//   Error(ORT_INVALID_ARGUMENT): unknown or duplicate names; a missing required input (an optional one, or an
+//     overridable initializer, may be left out); element type, rank or fixed-dimension mismatch; a tensor fed to a
+//     sequence, map or string input.
+//   Error(kInvalidArgument): an empty Tensor; a read-only destination or one for an output that has no DLPack form;
+//     output memory the session cannot produce to (a `device` of a device the session does not write, e.g. a plugin
+//     EP's memory for a CPU session) and conflicting RunOptions.
 //   Error(kUnsupported): a destination in memory the session cannot write (device memory for an output a host EP
-//     produces: a CPU kernel would write through the device pointer). Destinations are never copied.
-// Errors from the run itself are Error(kRuntime) "run: the session failed: ONNX Runtime: ...".
+//     produces: a CPU kernel would write through the device pointer), and a requested output with no DLPack form
+//     (a sequence, map or string tensor: Session runs tensors; the Python InferenceSession runs every value).
+//     Destinations are never copied.
+// Errors from the run itself are ORT's, with its code: "run: the session failed: ONNX Runtime: ...". An output that
+// is a graph input passed through comes back as a copy, never over the feed's memory.
 //
 // Lifetimes: the feeds are held by the caller's vector for the whole call; ORT's references to them are dropped
 // before run() returns (so a DLPack producer's deleter runs when the caller drops its last Tensor, not later).
@@ -54,7 +59,7 @@ namespace ortdlpack {
 // One input or output of a session, as the model declares it.
 struct IoInfo {
   std::string name;
-  bool is_tensor = false;  // false for sequences/maps/optionals, which ortdlpack cannot bind
+  bool is_tensor = false;  // false for sequences, maps, optionals and sparse tensors
   std::string onnx_type;   // the type as ONNX spells it: "tensor(float)", "seq(tensor(int64))", "map(string,...)"
   ONNXTensorElementDataType element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   std::vector<int64_t> shape;             // -1 for a dynamic dimension
@@ -62,8 +67,12 @@ struct IoInfo {
   bool has_shape = false;                 // false when the model gives no rank (any rank accepted)
   const OrtMemoryInfo* memory = nullptr;  // where the session wants the input / produces the output (NULL: host)
 
-  // "float32[N,3,64,64]": the declared type as messages show it.
+  /// \brief "float32[N,3,64,64]": the declared type as messages show it.
   std::string type_string() const;
+  /// \brief Whether its values can be DLPack tensors: a tensor of an element type other than string.
+  bool has_dlpack_form() const;
+  /// \brief Whether an input must be fed: every one but an optional ("optional(...)") input.
+  bool required() const noexcept;
 };
 
 // An execution provider a session is created with, as onnxruntime's `providers=[name or (name, options)]` names
@@ -201,8 +210,9 @@ class Session {
   std::string end_profiling();
   uint64_t profiling_start_ns() const;
 
-  // Runs the session on `feeds` (every model input exactly once) and returns the outputs named in
-  // `output_names` (empty: every model output, in model order) in that order.
+  // Runs the session on `feeds` (every required model input exactly once, optional inputs and overridable
+  // initializers when given) and returns the outputs named in `output_names` (empty: every model output, in model
+  // order) in that order.
   std::vector<Tensor> run(const Feeds& feeds, const std::vector<std::string>& output_names = {},
                           const RunOptions& options = {});
 

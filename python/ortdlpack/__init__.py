@@ -73,10 +73,9 @@ def register_execution_provider_library(name: str, path: str) -> int:
     return _ortdlpack._register_ep_devices()
 
 
+from . import errors  # noqa: E402
 from ._config import show_config  # noqa: E402
-
-# onnxruntime's name for the same class: swap the class, keep the code (docs/python.md, "Coming from onnxruntime").
-InferenceSession = Session
+from ._inference_session import InferenceSession  # noqa: E402
 
 __all__ = [
     "DLPACK_VERSION",
@@ -87,6 +86,7 @@ __all__ = [
     "ModelMetadata",
     "NodeArg",
     "Session",
+    "errors",
     "Tensor",
     "__version__",
     "as_ortvalue",

@@ -227,14 +227,28 @@ class Session:
         Plans and binds a run once: the Binding's run() reruns it on the same tensors (contents may change, shapes may not), into the same outputs.
         """
 
+class BoundRun:
+    """
+    A run of an InferenceSession planned and bound once (InferenceSession.bind): every run() reruns it on the same feed tensors into the same outputs.
+    """
+
+    def run(self, run_options: object | None = None) -> list:
+        """
+        Runs the session and returns the outputs: the same objects every run, written in place. run_options: an onnxruntime.RunOptions for this run.
+        """
+
+    @property
+    def output_names(self) -> list[str]: ...
+
 def run(session: onnxruntime.InferenceSession, feeds: object, output_names: object | None = None, *, outputs: object | None = None, device: object | None = None, run_options: object | None = None, output_type: str | None = None) -> list:
     """
     Runs `session` on `feeds` and returns the outputs (ortdlpack.Tensors by default), in `output_names` order.
 
-    session: an onnxruntime.InferenceSession.
-    feeds: input name -> DLPack producer, onnxruntime.OrtValue, ortdlpack.Tensor, list or scalar; every model input
-        exactly once. Imported without a copy unless ORT cannot hold the layout (lists and scalars: converted with numpy
-        to the declared element type).
+    session: an onnxruntime.InferenceSession (ortdlpack.InferenceSession included).
+    feeds: input name -> DLPack producer (torch, numpy, jax, ..., ortdlpack.Tensor, onnxruntime.OrtValue), or any value
+        onnxruntime's run takes (a list, a dict, a numpy array of strings, None for an optional input). Tensors are read
+        where they are, without a copy unless ORT cannot hold the layout; lists for tensor inputs are made arrays of the
+        declared element type, as onnxruntime does.
     output_names: outputs to return (default: all, in model order).
     outputs: output name -> preallocated DLPack destination (e.g. a torch tensor); ORT writes the result into it (it
         must be writable, compact, in memory the session writes, and match the model's type and shape).
@@ -242,11 +256,13 @@ def run(session: onnxruntime.InferenceSession, feeds: object, output_names: obje
         session's execution provider produces them.
     run_options: an onnxruntime.RunOptions, passed through.
     output_type: 'ortdlpack' (the default), 'torch', 'numpy', 'cupy', 'jax' or 'like_feeds' (the first feed's
-        framework), each over the output's memory; 'numpy' places the outputs in host memory.
-    Raises ValueError (unknown, duplicate or missing names; element type, rank or dimension mismatch; a read-only
-    destination; a device the session cannot produce outputs on), BufferError (a destination that would need a copy or
-    that the session cannot write), TypeError (a feed that is no tensor, a session that is no InferenceSession,
-    run_options that are no RunOptions, arguments of the wrong type), RuntimeError (the run failed).
+        framework), each over the output's memory; 'numpy' places the outputs in host memory. Outputs without a DLPack
+        form (sequences, maps, string tensors, optionals without a value) come as onnxruntime returns them: lists,
+        dicts, numpy arrays of objects, None; a run with such values returns its outputs in host memory.
+    Raises what onnxruntime raises for the same feeds (its classes: ortdlpack.errors' are instances of them and of
+    ValueError/BufferError/RuntimeError), ValueError (a read-only destination; a device the session cannot produce outputs
+    on), BufferError (a destination that would need a copy or that the session cannot write), TypeError (a session that
+    is no InferenceSession, run_options that are no RunOptions, arguments of the wrong type).
     """
 
 def register_device(name: str, ort_device_type: str | int, vendor_id: int, memory_type: str | int, dl_device_type: str | int) -> None:

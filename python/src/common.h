@@ -16,6 +16,7 @@
 
 #include "ortdlpack/ortdlpack.h"
 #include "python_adapters.h"
+#include "run_plan.h"
 
 namespace nb = nanobind;
 
@@ -55,6 +56,11 @@ PyObject* exception_type(ErrorKind kind);
 const char* exception_name(ErrorKind kind);
 // In a C entry point (exchange API): turns the exception being handled into a Python error. Returns -1.
 int set_python_error() noexcept;
+// Raises what onnxruntime raised (`e`) on: an exception of one of onnxruntime's classes as ortdlpack's class for the
+// same ORT error code (an instance of both: ortdlpack.errors), same message, `e` as its cause; anything else as it is.
+[[noreturn]] void raise_onnxruntime_error(nb::python_error& e);
+// Whether `type` is onnxruntime's (or ortdlpack's) exception class for ORT error `code`.
+bool is_onnxruntime_error(nb::handle type, OrtErrorCode code);
 // The one wrapper of every C entry point (CPython methods, the exchange API, ORT's callbacks): runs `f` and returns
 // its value, or turns any exception into a Python error and returns `failed`.
 template <class R, class F>
@@ -148,6 +154,17 @@ PyTypeObject* tensor_type();
 nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy);
 // The numpy dtype of an element type (ml_dtypes' for bfloat16, float8, int4, ...).
 nb::object numpy_dtype_of(ONNXTensorElementDataType type);
+// What numpy makes of an object, as onnxruntime's run reads feeds: not numpy's; a scalar (numpy's or Python's: no
+// array); an array onnxruntime's run takes as it is (bool, integers, floats); an array of strings, bytes or objects
+// (no DLPack form: onnxruntime's run takes them as string tensors); an array of a user-defined dtype (ml_dtypes').
+enum class NumpyKind { kNone, kScalar, kNative, kStrings, kOther };
+NumpyKind numpy_kind(nb::handle x);
+// The element type of a numpy array of an ml_dtypes type the dtype table has (bfloat16, float8, int4, ...), which
+// numpy's own __dlpack__ refuses; UNDEFINED for any other object.
+ONNXTensorElementDataType numpy_extension_type(nb::handle x);
+// Such an array as a DLPack tensor over its memory that holds a reference to it (sub-byte types one element per byte:
+// IS_SUBBYTE_TYPE_PADDED; READ_ONLY for an array numpy says is). NULL for any other object.
+DLManagedTensorVersioned* numpy_extension_export(nb::handle x);
 inline bool is_tensor(nb::handle h) {
   return Py_TYPE(h.ptr()) == tensor_type() || PyObject_TypeCheck(h.ptr(), tensor_type());
 }
@@ -163,6 +180,8 @@ OutputType to_output_type(nb::handle spec, const char* what);
 OutputType framework_of(nb::handle feed);
 // Whether outputs of that type must be allocated in host memory (numpy).
 bool needs_host(OutputType type);
+// Error(kUnsupported) when the framework has no dtype for the element type (torch: sub-byte types).
+void check_framework_holds(OutputType type, ONNXTensorElementDataType element_type);
 // `t` as an object of the framework (kTensor, kLikeFeeds: an ortdlpack.Tensor), sharing its memory.
 nb::object to_framework(const Tensor& t, OutputType type);
 nb::object to_frameworks(const std::vector<Tensor>& tensors, OutputType type);
@@ -184,24 +203,33 @@ void bind_config(nb::module_& m);
 // request.cc -----------------------------------------------------------------------------------------------------
 // A str argument (TypeError naming `what` otherwise).
 std::string str_of(nb::handle h, const char* what);
-// A request converted from Python: the feeds and destinations as Tensors (held for the run), the output names, where
-// outputs go, and (ortdlpack.run) its plan.
+// A request converted from Python: the feeds imported as Tensors, the feeds passed to onnxruntime as they are
+// (values), the output names, where outputs go and what they are made as, and its plan.
 struct Request {
   Feeds feeds;
+  std::vector<std::string> value_names;  // the inputs fed with values (plan_run's `values`)
+  std::vector<nb::object> values;        // the values themselves, in value_names' order
   std::vector<std::string> names;
   RunOptions options;
   RunPlan plan;
   OutputType type = OutputType::kTensor;  // what the outputs are made as (output_type=, like_feeds resolved)
 };
+// Which feeds stay Python values, passed to onnxruntime's run as they are (never for the core's Session, which
+// binds tensors only): kNone — every feed is imported (lists and Python scalars first made numpy arrays of the
+// input's type); kNoDlpackForm — what has no DLPack form (sequences as lists, maps as dicts, None, strings, scalars,
+// anything without __dlpack__); kOnnxruntimeTakes — also numpy arrays onnxruntime's run takes as they are.
+enum class Values { kNone, kNoDlpackForm, kOnnxruntimeTakes };
 // Converts run()'s arguments (feeds, output_names, outputs=, device=, output_type=) into `r`, the same way for
-// ortdlpack.run and ortdlpack.Session.run (and bind). `feeds_argument` names the feeds in errors, `hint` ends the
-// TypeError for feeds that are no mapping. output_type None is `none_means`.
-void convert(Request& r, const std::vector<IoInfo>& inputs, nb::handle feeds, const char* feeds_argument,
-             const char* hint, nb::handle output_names, nb::handle outputs, nb::handle device, nb::handle output_type,
-             OutputType none_means);
+// ortdlpack.run, ortdlpack.InferenceSession.run and ortdlpack.Session.run (and bind). `feeds_argument` names the
+// feeds in errors, `hint` ends the TypeError for feeds that are no mapping. output_type None is `none_means`.
+// `inputs` (and `initializers`: overridable initializers) are the model's, as the session declares them.
+void convert(Request& r, const std::vector<IoInfo>& inputs, const std::vector<IoInfo>& initializers, nb::handle feeds,
+             const char* feeds_argument, const char* hint, nb::handle output_names, nb::handle outputs,
+             nb::handle device, nb::handle output_type, OutputType none_means, Values values);
 
 // run.cc ---------------------------------------------------------------------------------------------------------
-// ortdlpack.run (and its _Planner): a user's onnxruntime.InferenceSession run on the core's plan.
+// ortdlpack.run, ortdlpack.InferenceSession's run() and bind(): a user's onnxruntime.InferenceSession run on the
+// core's plan.
 void bind_run(nb::module_& m);
 
 }  // namespace ortdlpack::py

@@ -66,7 +66,7 @@ Device to_device(nb::handle spec, const char* what) {
     if (PyUnicode_Check(spec.ptr())) return Device{dl_device_from_name(nb::cast<std::string>(spec))};
     if (PyObject_TypeCheck(spec.ptr(), ep_device_type())) return from_ep_device(spec);
   } catch (const Error& e) {  // the core's reason, with the argument's name in front
-    throw Error(e.kind(), std::string(what) + ": " + e.what());
+    throw e.reworded(std::string(what) + ": " + e.what());
   }
   if (PyTuple_Check(spec.ptr()) && NB_TUPLE_GET_SIZE(spec.ptr()) == 2) {
     const std::string in = std::string(what) + " (dl_device_type, device_id)";

@@ -323,6 +323,7 @@ Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* 
   if (is_tensor(x)) return place(tensor_of(x).tensor, target, mode, "from_dlpack", nullptr, &run_without_gil).tensor;
   if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
   if (DLManagedTensorVersioned* m = exchange_export(x)) return import_owned(m, mode, target);
+  if (DLManagedTensorVersioned* m = numpy_extension_export(x)) return import_owned(m, mode, target);
   // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
   if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
   if (!PyObject_HasAttr(x.ptr(), names().dlpack)) {

@@ -1,5 +1,9 @@
-// The one mapping from ortdlpack::Error kinds to Python exceptions (Array API standard rules for DLPack), used by the
-// exception translator, the C entry points and the exchange API's set_error.
+// The one mapping from ortdlpack::Error to Python exceptions, used by the exception translator, the C entry points
+// and the exchange API's set_error. An error's kind gives the class of Python's conventions (Array API standard rules
+// for DLPack); an error that carries ORT's code is raised as a class that is also onnxruntime's for that code, so code
+// written for onnxruntime (except onnxruntime.capi.onnxruntime_pybind11_state.InvalidArgument) catches it too.
+#include <string>
+
 #include "common.h"
 
 namespace ortdlpack::py {
@@ -28,16 +32,79 @@ const Row& row(ErrorKind kind) {
   return kRows[3];
 }
 
+// onnxruntime's exception class for each ORT error code (onnxruntime.capi.onnxruntime_pybind11_state.<name>, as its
+// binding raises them), and ortdlpack's class for the same code: a subclass of that class and of the Python class of
+// the code's kind (error_kind). Both NULL where the installed onnxruntime has no class of that name.
+struct OrtClass {
+  OrtErrorCode code;
+  const char* name;
+  PyObject* onnxruntime = nullptr;
+  PyObject* ortdlpack = nullptr;
+};
+OrtClass g_ort_classes[] = {
+    {ORT_FAIL, "Fail"},
+    {ORT_INVALID_ARGUMENT, "InvalidArgument"},
+    {ORT_NO_SUCHFILE, "NoSuchFile"},
+    {ORT_NO_MODEL, "NoModel"},
+    {ORT_ENGINE_ERROR, "EngineError"},
+    {ORT_RUNTIME_EXCEPTION, "RuntimeException"},
+    {ORT_INVALID_PROTOBUF, "InvalidProtobuf"},
+    {ORT_MODEL_LOADED, "ModelLoaded"},
+    {ORT_NOT_IMPLEMENTED, "NotImplemented"},
+    {ORT_INVALID_GRAPH, "InvalidGraph"},
+    {ORT_EP_FAIL, "EPFail"},
+    {ORT_MODEL_LOAD_CANCELED, "ModelLoadCanceled"},
+    {ORT_MODEL_REQUIRES_COMPILATION, "ModelRequiresCompilation"},
+    {ORT_NOT_FOUND, "NotFound"},
+    {ORT_DEVICE_RESET, "DeviceReset"},
+};
+
+PyObject* type_of(const Error& e) {
+  if (e.ort_code() != ORT_OK) {
+    for (const OrtClass& c : g_ort_classes) {
+      if (c.code == e.ort_code() && c.ortdlpack != nullptr) return c.ortdlpack;
+    }
+  }
+  return exception_type(e.kind());
+}
+
 }  // namespace
 
 PyObject* exception_type(ErrorKind kind) { return *row(kind).type; }
 const char* exception_name(ErrorKind kind) { return row(kind).name; }
 
+void raise_onnxruntime_error(nb::python_error& e) {
+  for (const OrtClass& c : g_ort_classes) {
+    if (c.onnxruntime != nullptr && e.type().is(nb::handle(c.onnxruntime))) {
+      nb::raise_from(e, c.ortdlpack, "%U", nb::str(e.value()).ptr());
+    }
+  }
+  // onnxruntime's IOBinding run drops ORT's code: every failure is RuntimeError("Error in execution: <ORT's
+  // message>"). Its run() reports the same failures of a run (a kernel's, a terminate flag) as Fail, and so does
+  // ortdlpack, whichever of the two carried the run.
+  if (e.type().is(PyExc_RuntimeError)) {
+    const nb::str text = nb::str(e.value());
+    if (nb::cast<std::string>(text).rfind("Error in execution: ", 0) == 0) {
+      for (const OrtClass& c : g_ort_classes) {
+        if (c.code == ORT_FAIL && c.ortdlpack != nullptr) nb::raise_from(e, c.ortdlpack, "%U", text.ptr());
+      }
+    }
+  }
+  throw std::move(e);
+}
+
+bool is_onnxruntime_error(nb::handle type, OrtErrorCode code) {
+  for (const OrtClass& c : g_ort_classes) {
+    if (c.code == code) return c.onnxruntime != nullptr && (type.is(c.onnxruntime) || type.is(c.ortdlpack));
+  }
+  return false;
+}
+
 int set_python_error() noexcept {
   try {
     throw;
   } catch (const Error& e) {
-    PyErr_SetString(exception_type(e.kind()), e.what());
+    PyErr_SetString(type_of(e), e.what());
   } catch (nb::python_error& e) {
     e.restore();
   } catch (const nb::builtin_exception& e) {
@@ -66,11 +133,28 @@ void bind_errors(nb::module_& m) {
       bases.ptr(), nullptr);
   if (g_copy_required == nullptr) throw nb::python_error();
   m.attr("CopyRequiredError") = nb::handle(g_copy_required);  // the module holds the reference for ever
+  // ortdlpack.errors.<name> for each of onnxruntime's classes (module process lifetime: the references are kept).
+  const nb::object state = nb::module_::import_("onnxruntime.capi.onnxruntime_pybind11_state");
+  nb::dict classes;
+  for (OrtClass& c : g_ort_classes) {
+    if (!nb::hasattr(state, c.name)) continue;
+    c.onnxruntime = nb::object(state.attr(c.name)).release().ptr();
+    const std::string qualified = std::string("ortdlpack.errors.") + c.name;
+    const std::string doc = std::string("onnxruntime's ") + c.name + " (ORT error code " + std::to_string(c.code) +
+                            ") raised by ortdlpack: an instance of onnxruntime's class and of " +
+                            exception_name(error_kind(c.code));
+    c.ortdlpack = PyErr_NewExceptionWithDoc(
+        qualified.c_str(), doc.c_str(),
+        nb::make_tuple(nb::handle(c.onnxruntime), nb::handle(exception_type(error_kind(c.code)))).ptr(), nullptr);
+    if (c.ortdlpack == nullptr) throw nb::python_error();
+    classes[c.name] = nb::handle(c.ortdlpack);
+  }
+  m.attr("_onnxruntime_errors") = classes;
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {
       std::rethrow_exception(p);
     } catch (const Error& e) {
-      PyErr_SetString(exception_type(e.kind()), e.what());
+      PyErr_SetString(type_of(e), e.what());
     }
   });
 }

@@ -51,7 +51,7 @@ auto named(const char* what, Parse parse) {
   try {
     return parse();
   } catch (const Error& e) {  // the core's reason, with the argument's name in front
-    throw Error(e.kind(), std::string(what) + ": " + e.what());
+    throw e.reworded(std::string(what) + ": " + e.what());
   }
 }
 

@@ -41,6 +41,7 @@ PyTypeObject* torch_tensor_type() {
 
 // torch: the tensor handed to torch's C exchange API, which takes ownership of the DLPack tensor.
 nb::object to_torch(const Tensor& t) {
+  check_framework_holds(OutputType::kTorch, t.element_type());
   static const DLPackExchangeAPI* api = exchange_api_of(torch_tensor_type());
   if (api == nullptr || api->managed_tensor_to_py_object_no_sync == nullptr) {
     static PyObject* from_dlpack = attribute("torch", "from_dlpack");  // a torch without the C exchange API
@@ -76,11 +77,12 @@ nb::object to_numpy(const Tensor& t) {
 }
 
 // The framework of a Python type by its module: torch.Tensor (and subclasses such as torch.nn.Parameter), numpy
-// arrays, cupy arrays, jax arrays (jaxlib's); anything else: ortdlpack's Tensor.
+// arrays (and onnxruntime's values), cupy arrays, jax arrays (jaxlib's); anything else: ortdlpack's Tensor.
 OutputType framework_of_type(PyTypeObject* type) {
   const std::string module = module_of(type);
   if (in_package(module, "torch")) return OutputType::kTorch;
-  if (in_package(module, "numpy")) return OutputType::kNumpy;
+  // onnxruntime's own values (OrtValue, SparseTensor): its run returns numpy for them.
+  if (in_package(module, "numpy") || in_package(module, "onnxruntime")) return OutputType::kNumpy;
   if (in_package(module, "cupy")) return OutputType::kCupy;
   if (in_package(module, "jax") || in_package(module, "jaxlib")) return OutputType::kJax;
   return OutputType::kTensor;
@@ -101,13 +103,29 @@ OutputType to_output_type(nb::handle spec, const char* what) {
 }
 
 OutputType framework_of(nb::handle feed) {
-  // Lists and scalars become numpy arrays (like onnxruntime's feeds); an ortdlpack.Tensor stays a Tensor.
-  if (PyList_Check(feed.ptr()) || PyFloat_Check(feed.ptr()) || PyLong_Check(feed.ptr())) return OutputType::kNumpy;
   if (is_tensor(feed)) return OutputType::kTensor;
-  return framework_of_type(Py_TYPE(feed.ptr()));
+  const OutputType type = framework_of_type(Py_TYPE(feed.ptr()));
+  // What is no DLPack producer (lists, scalars, dicts, strings: what onnxruntime's run takes) is numpy's, as
+  // onnxruntime's outputs are.
+  static PyObject* const dunder = PyUnicode_InternFromString("__dlpack__");  // process lifetime
+  if (type == OutputType::kTensor && !PyCapsule_CheckExact(feed.ptr()) &&
+      class_attribute(Py_TYPE(feed.ptr()), dunder) == nullptr) {
+    return OutputType::kNumpy;
+  }
+  return type;
 }
 
 bool needs_host(OutputType type) { return type == OutputType::kNumpy; }
+
+void check_framework_holds(OutputType type, ONNXTensorElementDataType element_type) {
+  // torch has no sub-byte dtypes (int4, uint4, float4_e2m1fn): its DLPack import refuses them.
+  if (type == OutputType::kTorch && element_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING &&
+      element_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED && dtype_bits(element_type) < 8) {
+    throw Error(ErrorKind::kUnsupported, std::string("output_type 'torch': torch has no ") + dtype_name(element_type) +
+                                             " dtype (output_type 'numpy' gives an ml_dtypes array, 'ortdlpack' a "
+                                             "Tensor)");
+  }
+}
 
 nb::object to_framework(const Tensor& t, OutputType type) {
   switch (type) {

@@ -30,28 +30,26 @@ void add_note(const nb::python_error& e, const std::string& note) {
   nb::setattr(value, "__notes__", notes);
 }
 
-// Imports every (name, producer) pair of the mapping argument `argument` with `import`, into `out`; an import error
-// names the entry (`entry` 'name'). `hint` ends the TypeError for an argument that is no mapping.
-template <class Import>
-void for_items(nb::handle mapping, const char* argument, const char* entry, const char* hint,
-               std::vector<std::pair<std::string, Tensor>>& out, Import import) {
+// Calls `take(name, value)` for every (name, value) pair of the mapping argument `argument`; an error names the entry
+// (`entry` 'name'). `hint` ends the TypeError for an argument that is no mapping.
+template <class Take>
+void for_items(nb::handle mapping, const char* argument, const char* entry, const char* hint, Take take) {
   const auto add = [&](nb::handle k, nb::handle v) {
     if (!PyUnicode_Check(k.ptr())) {  // (the message is made only then: this runs per feed and per run)
       throw nb::type_error((std::string(argument) + " key must be str, not " + type_name(k.ptr())).c_str());
     }
     std::string name = nb::cast<std::string>(k);
-    out.emplace_back(name, Tensor());
     try {
-      out.back().second = import(name, v);
+      take(std::move(name), v);
     } catch (nb::python_error& e) {
       // Raised by Python code (a producer's own __dlpack__): kept as it is, class and object, with a note.
-      add_note(e, std::string("ortdlpack: raised importing ") + entry + " '" + name + "'");
+      add_note(e, std::string("ortdlpack: raised importing ") + entry + " '" + nb::cast<std::string>(k) + "'");
       throw;
     } catch (...) {
       // ortdlpack's own error: the same Python exception type with the entry's name in front.
       set_python_error();
       nb::python_error e;
-      nb::raise_from(e, nb::borrow(e.type()), "%s '%s': %U", entry, name.c_str(), nb::str(e.value()).ptr());
+      nb::raise_from(e, nb::borrow(e.type()), "%s '%U': %U", entry, k.ptr(), nb::str(e.value()).ptr());
     }
   };
   if (PyDict_Check(mapping.ptr())) {
@@ -86,21 +84,36 @@ void refuse_if_autograd_tracks(nb::handle x) {
 }
 
 // A list or a Python scalar fed for input `io`, as onnxruntime takes lists: a numpy array of the input's declared
-// element type (one copy, allowed: it is no tensor). NULL `io` (an unknown input, which the plan refuses) or a
-// non-tensor input: numpy's own type.
+// element type (one copy, allowed: it is no tensor). NULL `io` (an unknown input, which the plan refuses) or an
+// input without a DLPack form: numpy's own type. A list numpy cannot make such an array of is onnxruntime's
+// RuntimeError for it.
 nb::object as_array(nb::handle x, const IoInfo* io) {
   static PyObject* const asarray =
       nb::object(nb::module_::import_("numpy").attr("asarray")).release().ptr();  // process lifetime
+  const bool typed = io != nullptr && io->has_dlpack_form();
   try {
-    if (io == nullptr || !io->is_tensor) return nb::borrow(asarray)(x);
+    if (!typed) return nb::borrow(asarray)(x);
     return nb::borrow(asarray)(x, numpy_dtype_of(io->element_type));
   } catch (nb::python_error& e) {
-    throw Error(ErrorKind::kInvalidArgument,
-                std::string("a ") + type_name(x.ptr()) + " numpy cannot make " +
-                    (io != nullptr && io->is_tensor ? std::string("a ") + dtype_name(io->element_type) + " array"
-                                                    : "an array") +
-                    " of (" + nb::cast<std::string>(nb::str(e.value())) + ")");
+    throw Error(ErrorKind::kRuntime,
+                std::string("Could not create tensor from given input list: numpy cannot make ") +
+                    (typed ? std::string("a ") + dtype_name(io->element_type) + " array" : "an array") + " of the " +
+                    type_name(x.ptr()) + " (" + nb::cast<std::string>(nb::str(e.value())) + ")");
   }
+}
+
+// Whether a feed is a DLPack producer: an ortdlpack.Tensor, a DLPack capsule, an onnxruntime.OrtValue holding a
+// tensor, a numpy array of a dtype numpy exports or of an ml_dtypes type ortdlpack exports for it, or any object whose
+// type has __dlpack__ (numpy arrays of strings and objects excepted, whose __dlpack__ refuses them).
+bool dlpack_producer(nb::handle x, NumpyKind numpy) {
+  if (is_tensor(x) || PyCapsule_CheckExact(x.ptr())) return true;
+  if (numpy == NumpyKind::kOther) return numpy_extension_type(x) != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  if (numpy != NumpyKind::kNone) return numpy == NumpyKind::kNative;
+  if (is_ortvalue(x)) {
+    return nb::cast<bool>(x.attr("is_tensor")()) && !x.attr("data_type")().equal(nb::str("tensor(string)"));
+  }
+  static PyObject* const dunder = PyUnicode_InternFromString("__dlpack__");  // process lifetime
+  return class_attribute(Py_TYPE(x.ptr()), dunder) != nullptr;
 }
 
 const IoInfo* find_input(const std::vector<IoInfo>& inputs, const std::string& name) {
@@ -119,19 +132,32 @@ std::string str_of(nb::handle h, const char* what) {
   return nb::cast<std::string>(h);
 }
 
-// Converts run()'s arguments (feeds, output_names, outputs=, device=, output_type=) into `r`, the same way for
-// ortdlpack.run and ortdlpack.Session.run (and bind). `feeds_argument` names the feeds in errors, `hint` ends the
-// TypeError for feeds that are no mapping. output_type None is `none_means`.
-void convert(Request& r, const std::vector<IoInfo>& inputs, nb::handle feeds, const char* feeds_argument,
-             const char* hint, nb::handle output_names, nb::handle outputs, nb::handle device, nb::handle output_type,
-             OutputType none_means) {
+void convert(Request& r, const std::vector<IoInfo>& inputs, const std::vector<IoInfo>& initializers, nb::handle feeds,
+             const char* feeds_argument, const char* hint, nb::handle output_names, nb::handle outputs,
+             nb::handle device, nb::handle output_type, OutputType none_means, Values values) {
   nb::handle first;  // the first feed (like_feeds)
-  for_items(feeds, feeds_argument, "input", hint, r.feeds, [&](const std::string& name, nb::handle x) {
+  for_items(feeds, feeds_argument, "input", hint, [&](std::string name, nb::handle x) {
     if (!first.is_valid()) first = x;
-    if (PyList_Check(x.ptr()) || PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr())) {
-      return import_any(as_array(x, find_input(inputs, name)), nb::none(), nb::none(), "the tensor");
+    const IoInfo* io = find_input(inputs, name);
+    if (io == nullptr) io = find_input(initializers, name);
+    const NumpyKind numpy = numpy_kind(x);
+    bool list = PyList_Check(x.ptr()) != 0;
+    bool value = false;
+    if (values == Values::kNone) {
+      list = list || PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr());  // the core's Session: made numpy arrays
+    } else if (list) {
+      value = values == Values::kOnnxruntimeTakes || io == nullptr || !io->has_dlpack_form();
+    } else {
+      value = (values == Values::kOnnxruntimeTakes && (numpy == NumpyKind::kNative || is_ortvalue(x))) ||
+              !dlpack_producer(x, numpy);
     }
-    return import_any(x, nb::none(), nb::none(), "the tensor");
+    if (value) {
+      r.value_names.push_back(std::move(name));
+      r.values.push_back(nb::borrow(x));
+    } else {
+      r.feeds.emplace_back(std::move(name),
+                           import_any(list ? as_array(x, io) : nb::borrow(x), nb::none(), nb::none(), "the tensor"));
+    }
   });
   r.type = output_type.is_none() ? none_means : to_output_type(output_type, "output_type");
   if (r.type == OutputType::kLikeFeeds) r.type = first.is_valid() ? framework_of(first) : OutputType::kNumpy;
@@ -148,11 +174,11 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, nb::handle feeds, co
   }
   if (!outputs.is_none()) {
     // Destinations are written in place: never a copy (BufferError).
-    for_items(outputs, "outputs", "output destination", "", r.options.destinations,
-              [](const std::string&, nb::handle x) {
-                refuse_if_autograd_tracks(x);
-                return import_any(x, nb::none(), nb::borrow(Py_False), "the tensor");
-              });
+    for_items(outputs, "outputs", "output destination", "", [&](std::string name, nb::handle x) {
+      refuse_if_autograd_tracks(x);
+      r.options.destinations.emplace_back(std::move(name),
+                                          import_any(x, nb::none(), nb::borrow(Py_False), "the tensor"));
+    });
   }
   const OrtMemoryInfo* placed = nullptr;  // where device= puts the outputs
   if (!device.is_none()) {

@@ -1,6 +1,8 @@
-// ortdlpack.run: a user's own onnxruntime.InferenceSession run on DLPack tensors. The core plans the run
-// (python::session_info from the session's NodeArgs, run_plan.h); this file binds the plan to onnxruntime: its plain
-// run for a host-only plan, else its IOBinding by address with each memory's exact OrtDevice.
+// ortdlpack.run and ortdlpack.InferenceSession's run() and bind(): a user's own onnxruntime.InferenceSession run on
+// DLPack tensors and on every value onnxruntime's run takes. The core plans the run (python::session_info from the
+// session's NodeArgs, run_plan.h); this file hands the plan to onnxruntime: its run for a plan of values or of host
+// memory (python::runs_with_values), else its IOBinding by address with each memory's exact OrtDevice. Failures of
+// onnxruntime keep their class (raise_onnxruntime_error), and a run an EP failed falls back as onnxruntime's does.
 #include <climits>
 #include <memory>
 #include <optional>
@@ -8,7 +10,6 @@
 #include <utility>
 #include <vector>
 
-#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
@@ -21,8 +22,6 @@ namespace {
 constexpr const char* kRunOrder =
     " (ortdlpack's order is run([session,] feeds, output_names=None, *, outputs=None, "
     "device=None), not onnxruntime's run(output_names, input_feed))";
-
-// --- ortdlpack.run: the plan of a run of an onnxruntime.InferenceSession --------------------------------------
 
 using python::IoDeclaration;
 
@@ -62,112 +61,117 @@ std::vector<IoDeclaration> declarations(nb::handle args, nb::handle memories) {
   return out;
 }
 
-// session.get_input_memory_infos() / get_output_memory_infos(), or None where this onnxruntime has none.
-nb::object memory_infos(nb::handle session, const char* method) {
+// session.<method>(), or None where this onnxruntime has no such method or the session cannot tell.
+nb::object optional_call(nb::handle session, const char* method) {
   if (!nb::hasattr(session, method)) return nb::none();
   try {
     return session.attr(method)();
-  } catch (nb::python_error&) {  // a session that cannot tell: unknown memory, treated as host
+  } catch (nb::python_error&) {  // a session that cannot tell: unknown (memory: treated as host)
     return nb::none();
   }
 }
 
-// InferenceSession.run's own run (its C++ session's `run`, same arguments) when calling it directly changes nothing:
-// the session's class does not override run() and the core says the session never falls back to another EP (what
-// run() adds around it is checking the feeds, which the plan did, and that fallback). None otherwise. Holds the C++
-// session, not the InferenceSession (no cycle).
-nb::object direct_run(nb::handle session, const std::vector<std::string>& providers) {
-  nb::object inference_session = nb::module_::import_("onnxruntime").attr("InferenceSession");
-  if (!python::cpu_only(providers) || !nb::hasattr(session, "_sess") ||
-      !PyObject_TypeCheck(session.ptr(), reinterpret_cast<PyTypeObject*>(inference_session.ptr())) ||
-      !nb::handle(Py_TYPE(session.ptr())).attr("run").is(inference_session.attr("run"))) {
-    return nb::none();
-  }
-  return session.attr("_sess").attr("run");
-}
-
-// The SessionInfo of an InferenceSession, with the idle IOBindings of its runs.
+// What ortdlpack knows of one C session of an InferenceSession (its `_sess`: set_providers() replaces it), with
+// the idle IOBindings of its runs.
 struct PyPlanner {
   explicit PyPlanner(nb::handle session)
-      : PyPlanner(session, nb::cast<std::vector<std::string>>(session.attr("get_providers")())) {}
-  PyPlanner(nb::handle session, const std::vector<std::string>& providers)
-      : info(python::session_info(
-            declarations(session.attr("get_inputs")(), memory_infos(session, "get_input_memory_infos")),
-            declarations(session.attr("get_outputs")(), memory_infos(session, "get_output_memory_infos")), providers)),
-        run(direct_run(session, providers)) {
+      : c_session(session.attr("_sess")),
+        info(python::session_info(
+            declarations(session.attr("get_inputs")(), optional_call(session, "get_input_memory_infos")),
+            declarations(session.attr("get_outputs")(), optional_call(session, "get_output_memory_infos")),
+            declarations(nb::hasattr(session, "get_overridable_initializers")
+                             ? nb::object(session.attr("get_overridable_initializers")())
+                             : nb::object(nb::list()),
+                         nb::none()),
+            nb::cast<std::vector<std::string>>(session.attr("get_providers")()))),
+        host_outputs(python::host_outputs(info)),
+        run(c_session.attr("run")) {
+    nb::object capture = optional_call(c_session, "is_webgpu_graph_capture_enabled");
+    graph_capture = !capture.is_none() && nb::cast<bool>(capture);
     for (const IoInfo& io : info.outputs()) all_outputs.append(nb::str(io.name.c_str()));
   }
+  nb::object c_session;  // held: the planner is replaced when the session's _sess is no longer this one
   SessionInfo info;
-  nb::object run;  // direct_run()
+  bool host_outputs;   // python::host_outputs
+  bool graph_capture;  // WebGPU graph capture: onnxruntime checks every run (_validate_graph_capture_run_api)
+  nb::object run;      // c_session.run: onnxruntime's run, without the Python checks the plan makes
   nb::list all_outputs;
   nb::list idle;  // IOBindings, cleared; list.pop/append are atomic under the GIL
 };
 
-// The bound tensor of each input as a numpy array (the host-only call's feeds), by input name.
-nb::object arrays(const PyPlanner& planner, const Request& r) {
-  nb::dict d;
-  for (const RunPlan::Input& in : r.plan.inputs) {
-    const Tensor& t = in.bound();
-    nb::capsule owner(new Tensor(t), [](void* q) noexcept { delete static_cast<Tensor*>(q); });
-    d[planner.info.inputs()[static_cast<size_t>(in.index)].name.c_str()] = host_array(t, owner, CopyMode::kIfNeeded);
-  }
-  return std::move(d);
-}
+// --- running on onnxruntime's run --------------------------------------------------------------------------------
 
-nb::object output_names_of(const PyPlanner& planner, const Request& r) {
-  if (r.names.empty()) return planner.all_outputs;
+nb::object output_names_of(const PyPlanner& p, const Request& r) {
+  if (r.names.empty()) return p.all_outputs;
   nb::list names;
   for (const std::string& n : r.names) names.append(nb::str(n.c_str()));
   return std::move(names);
 }
 
-// The outputs as Tensors: the destinations themselves, the others from `produced` (what session.run returned, or
-// IOBinding.get_outputs() when `bound`, in plan order) without a copy.
-nb::object results(const Request& r, nb::handle produced, bool bound) {
-  const std::vector<RunPlan::Output>& outputs = r.plan.outputs;
-  nb::object list = nb::steal(PyList_New(static_cast<Py_ssize_t>(outputs.size())));
-  for (size_t k = 0; k < outputs.size(); ++k) {
-    const RunPlan::Output& out = outputs[k];
-    nb::object t;
-    if (out.destination) {
-      t = to_framework(out.destination, r.type);
-    } else if (bound) {
-      t = to_framework(tensor_of_ortvalue(produced[k], out.memory), r.type);
-    } else if (r.type == OutputType::kNumpy) {
-      t = nb::borrow(produced[k]);  // session.run's own numpy array, which owns ORT's buffer
-    } else if (r.type == OutputType::kTorch) {
-      // torch's own C function for a numpy array: cheaper than an import and an export through the exchange API.
-      static PyObject* const from_numpy = nb::object(nb::module_::import_("torch").attr("from_numpy")).release().ptr();
-      t = nb::borrow(from_numpy)(produced[k]);
-    } else {
-      t = to_framework(import_any(produced[k], nb::none(), nb::none(), "an output"), r.type);
-    }
-    NB_LIST_SET_ITEM(list.ptr(), static_cast<Py_ssize_t>(k), t.release().ptr());
+// A tensor as onnxruntime's run takes it: a numpy view over host-readable memory of an element type numpy has, else an
+// onnxruntime.OrtValue over it (complete: its readers order nothing).
+nb::object run_feed(const Tensor& t) {
+  if (t.host_accessible() && python::numpy_has(t.element_type())) {
+    nb::capsule owner(new Tensor(t), [](void* q) noexcept { delete static_cast<Tensor*>(q); });
+    return host_array(t, owner, CopyMode::kIfNeeded);
   }
-  return list;
+  return ortvalue_of(t);
 }
 
-// Calls onnxruntime to run the session. A failure of ORT's own (its message in onnxruntime's exception:
-// python::ort_message) is raised as Session::run raises it (run_failed), onnxruntime's exception as its cause;
-// anything else as it is.
-template <class Call>
-nb::object onnxruntime_run(Call&& call) {
-  try {
-    return call();
-  } catch (nb::python_error& e) {
-    const std::optional<std::string> message = python::ort_message(nb::cast<std::string>(nb::str(e.value())));
-    if (!message) throw;
-    const Error failed = run_failed(*message);
-    nb::raise_from(e, exception_type(failed.kind()), "%s", failed.what());
+// The outputs onnxruntime's run returned, made as `r.type` asks: arrays become the framework's over the same memory;
+// values without a DLPack form (lists, dicts, None, string arrays) stay as onnxruntime returns them.
+nb::object run_results(const Request& r, nb::object produced) {
+  if (r.type == OutputType::kNumpy) return produced;  // onnxruntime's own list, as it returns it
+  const std::vector<RunPlan::Output>& outputs = r.plan.outputs;
+  for (size_t k = 0; k < outputs.size(); ++k) {
+    if (!outputs[k].io->has_dlpack_form()) continue;
+    nb::handle array = NB_LIST_GET_ITEM(produced.ptr(), static_cast<Py_ssize_t>(k));
+    nb::object t;
+    if (r.type == OutputType::kTorch) {
+      // torch's own C function for a numpy array: cheaper than an import and an export through the exchange API. It
+      // refuses numpy's ulonglong (onnxruntime's uint64 outputs), which DLPack carries.
+      static PyObject* const from_numpy = nb::object(nb::module_::import_("torch").attr("from_numpy")).release().ptr();
+      t = nb::steal(PyObject_CallOneArg(from_numpy, array.ptr()));
+      if (!t.is_valid()) {
+        if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
+        PyErr_Clear();
+      }
+    }
+    if (!t.is_valid()) t = to_framework(import_any(array, nb::none(), nb::none(), "an output"), r.type);
+    PyList_SetItem(produced.ptr(), static_cast<Py_ssize_t>(k), t.release().ptr());
   }
+  return produced;
 }
+
+// Runs the plan with onnxruntime's run: the bound tensors as run_feed makes them, the values as they are (the
+// caller's own dict when every feed is a value).
+nb::object run_with_values(const PyPlanner& p, const Request& r, nb::handle session, nb::handle feeds,
+                           nb::handle run_options) {
+  if (p.graph_capture) session.attr("_validate_graph_capture_run_api")(run_options);
+  nb::object input_feed;
+  if (r.feeds.empty() && PyDict_Check(feeds.ptr())) {
+    input_feed = nb::borrow(feeds);
+  } else {
+    nb::dict d;
+    for (const RunPlan::Input& in : r.plan.inputs) d[in.io->name.c_str()] = run_feed(in.bound());
+    for (size_t k = 0; k < r.values.size(); ++k) d[r.value_names[k].c_str()] = r.values[k];
+    input_feed = std::move(d);
+  }
+  bool ortvalues = false;
+  for (const nb::object& v : r.values) ortvalues = ortvalues || is_ortvalue(v);
+  if (ortvalues && nb::hasattr(session, "_validate_ortvalue_ownership")) {
+    session.attr("_validate_ortvalue_ownership")(input_feed.attr("values")());
+  }
+  return run_results(r, p.run(output_names_of(p, r), input_feed, run_options));
+}
+
+// --- running on an IOBinding -------------------------------------------------------------------------------------
 
 // Binds the plan to an onnxruntime.IOBinding. Host tensors by address through IOBinding.bind_input/bind_output (the
 // cheapest binding of onnxruntime's public API), other memory by address through its C.SessionIOBinding with the
 // memory's exact C.OrtDevice (onnxruntime_device: vendor and memory type, which the public methods cannot say);
 // outputs without a destination to the planned memory.
-void bind(const PyPlanner& p, const Request& r, nb::handle binding) {
-  const SessionInfo& info = p.info;
+void bind(const RunPlan& plan, nb::handle binding) {
   nb::object raw;
   const auto device_binding = [&]() -> nb::handle {
     if (!raw.is_valid()) raw = binding.attr("_iobinding");
@@ -183,41 +187,73 @@ void bind(const PyPlanner& p, const Request& r, nb::handle binding) {
       device_binding().attr(method)(name, onnxruntime_device(t.memory_info()), type, shape_tuple(t), data);
     }
   };
-  for (const RunPlan::Input& in : r.plan.inputs) {
-    bind_at("bind_input", info.inputs()[static_cast<size_t>(in.index)].name.c_str(), in.bound());
+  for (const RunPlan::Input& in : plan.inputs) bind_at("bind_input", in.io->name.c_str(), in.bound());
+  for (const RunPlan::Output& out : plan.outputs) {
+    const char* name = out.io->name.c_str();
+    if (out.destination) {
+      bind_at("bind_output", name, out.destination);
+    } else if (host_accessible(out.memory)) {
+      binding.attr("bind_output")(name, "cpu", 0);  // where ORT then allocates
+    } else {
+      device_binding().attr("bind_output")(name, onnxruntime_device(out.memory));
+    }
   }
-  for (const RunPlan::Output& out : r.plan.outputs) {
-    const char* name = info.outputs()[static_cast<size_t>(out.index)].name.c_str();
-    const Tensor& t = out.destination;
-    if (!t) {
-      if (host_accessible(out.memory)) {
-        binding.attr("bind_output")(name, "cpu", 0);  // where ORT then allocates
-      } else {
-        device_binding().attr("bind_output")(name, onnxruntime_device(out.memory));
-      }
+}
+
+// Runs the bound plan (ordered first: docs/streams.md) and returns its outputs as Tensors, in plan order: the
+// destinations themselves, the others from IOBinding.get_outputs() without a copy (converted at once: in onnxruntime
+// <= 1.29 those values do not own their memory, which clearing the binding frees), none over a feed's memory.
+std::vector<Tensor> run_bound(const RunPlan& plan, nb::handle session, nb::handle binding, nb::handle run_options) {
+  {
+    nb::gil_scoped_release release;
+    order_before_run(plan);
+  }
+  session.attr("run_with_iobinding")(binding, run_options);
+  std::vector<Tensor> outputs(plan.outputs.size());
+  nb::object produced;
+  for (size_t k = 0; k < plan.outputs.size(); ++k) {
+    const RunPlan::Output& out = plan.outputs[k];
+    if (out.destination) {
+      outputs[k] = out.destination;
       continue;
     }
-    bind_at("bind_output", name, t);
+    if (!produced.is_valid()) produced = binding.attr("get_outputs")();
+    outputs[k] = tensor_of_ortvalue(produced[k], out.memory);
   }
-  // Last: the run follows at once (docs/streams.md).
-  nb::gil_scoped_release release;
-  order_before_run(r.plan);
+  unalias(plan, outputs);
+  return outputs;
 }
 
-// Binds the plan to `binding`, runs the session on it and returns the outputs. IOBinding.get_outputs() (when ORT
-// allocated any output) is converted at once: in onnxruntime <= 1.29 those values do not own their memory, which
-// clearing the binding frees. The caller clears the binding.
-nb::object run_bound(const PyPlanner& p, const Request& r, nb::handle session, nb::handle binding,
-                     nb::handle run_options) {
-  bind(p, r, binding);
-  onnxruntime_run([&] { return session.attr("run_with_iobinding")(binding, run_options); });
-  for (const RunPlan::Output& out : r.plan.outputs) {
-    if (!out.destination) return results(r, binding.attr("get_outputs")(), true);
+// Runs the plan on an IOBinding of the session (idle ones reused; cleared on every path: drops ORT's and the
+// wrapper's references to the caller's memory).
+nb::object run_with_binding(PyPlanner& p, const Request& r, nb::handle session, nb::handle run_options) {
+  const Py_ssize_t idle = NB_LIST_GET_SIZE(p.idle.ptr());
+  nb::object binding = idle != 0 ? nb::steal(PyObject_CallMethod(p.idle.ptr(), "pop", nullptr))
+                                 : nb::object(session.attr("io_binding")());
+  if (!binding.is_valid()) throw nb::python_error();
+  const auto clear = [&] {
+    binding.attr("clear_binding_inputs")();
+    binding.attr("clear_binding_outputs")();
+    if (static_cast<size_t>(NB_LIST_GET_SIZE(p.idle.ptr())) < kIdleBindings) p.idle.append(binding);
+  };
+  std::vector<Tensor> outputs;
+  try {
+    bind(r.plan, binding);
+    outputs = run_bound(r.plan, session, binding, run_options);
+  } catch (...) {
+    try {
+      clear();
+    } catch (nb::python_error&) {  // the run's error is the one to report
+    }
+    throw;
   }
-  return results(r, nb::none(), true);
+  clear();
+  return to_frameworks(outputs, r.type);
 }
 
-// The planners of the InferenceSessions ortdlpack.run has met, by id(session): (weak reference, planner), an entry
+// --- planners ----------------------------------------------------------------------------------------------------
+
+// The planners of the InferenceSessions ortdlpack has run, by id(session): (weak reference, planner), an entry
 // removed with its session (the weak reference's callback). A dict lookup by id costs a fraction of a
 // WeakKeyDictionary's, which makes a weak reference on every call. Process lifetime (never destroyed: it may hold
 // planners at interpreter exit).
@@ -232,12 +268,15 @@ PyObject* inference_session_type() {
   return type;
 }
 
-// The core's planner of `session`, made once per session.
+// The planner of `session`'s current C session, made once per C session.
 nb::object planner_of(nb::handle session) {
   const nb::object key = nb::steal(PyLong_FromVoidPtr(session.ptr()));
   if (PyObject* entry = PyDict_GetItemWithError(planners(), key.ptr())) {  // borrowed
-    if (PyWeakref_GetObject(NB_TUPLE_GET_ITEM(entry, 0)) == session.ptr())
-      return nb::borrow(NB_TUPLE_GET_ITEM(entry, 1));
+    if (PyWeakref_GetObject(NB_TUPLE_GET_ITEM(entry, 0)) == session.ptr()) {
+      nb::handle planner = NB_TUPLE_GET_ITEM(entry, 1);
+      const nb::object c_session = session.attr("_sess");
+      if (nb::cast<PyPlanner&>(planner).c_session.is(c_session)) return nb::borrow(planner);
+    }
   } else if (PyErr_Occurred()) {
     throw nb::python_error();
   }
@@ -259,71 +298,177 @@ nb::object planner_of(nb::handle session) {
   return planner;
 }
 
-// ortdlpack.run: converts and plans (run_plan.h); a host-only plan runs with session.run (the cheapest call
-// onnxruntime's Python has: it reads numpy views in place and hands its output buffers to numpy, so no byte is copied
-// either way), any other plan on an IOBinding of the session (idle ones reused, cleared).
-nb::object run_inference_session(nb::handle session, nb::handle feeds, nb::handle output_names, nb::handle outputs,
-                                 nb::handle device, nb::handle run_options, nb::handle output_type) {
+void check_run_options(nb::handle run_options) {
+  if (run_options.is_none()) return;
+  static PyObject* const type = nb::object(nb::module_::import_("onnxruntime").attr("RunOptions")).release().ptr();
+  if (!PyObject_TypeCheck(run_options.ptr(), reinterpret_cast<PyTypeObject*>(type))) {
+    throw nb::type_error(
+        (std::string("run_options must be an onnxruntime.RunOptions or None, not ") + type_name(run_options.ptr()))
+            .c_str());
+  }
+}
+
+// One run's arguments, as ortdlpack.run and InferenceSession.run take them.
+struct RunCall {
+  nb::handle feeds, output_names, outputs, device, run_options, output_type;
+  OutputType none_means;
+  const char* feeds_argument;
+  const char* hint;
+};
+
+// Converts, plans and runs one call on the session's current C session. The caller's numpy arrays go to
+// onnxruntime's run as they are when that is where the run goes (host outputs, no destination, no placement).
+nb::object run_once(nb::handle session, const RunCall& c) {
   const nb::object planner = planner_of(session);
   PyPlanner& p = nb::cast<PyPlanner&>(planner);
-  if (!run_options.is_none()) {
-    static PyObject* const type = nb::object(nb::module_::import_("onnxruntime").attr("RunOptions")).release().ptr();
-    if (!PyObject_TypeCheck(run_options.ptr(), reinterpret_cast<PyTypeObject*>(type))) {
-      throw nb::type_error((std::string("ortdlpack.run: run_options must be an onnxruntime.RunOptions or None, not ") +
-                            type_name(run_options.ptr()))
-                               .c_str());
-    }
-  }
+  const bool arrays_as_they_are = p.host_outputs && c.outputs.is_none() && c.device.is_none();
   Request r;
-  convert(r, p.info.inputs(), feeds, "feeds", kRunOrder, output_names, outputs, device, output_type,
-          OutputType::kTensor);
-  r.plan = plan_run(p.info, r.feeds, r.names, r.options);
-  if (python::host_only(p.info, r.plan)) {
-    const nb::object run = p.run.is_none() ? nb::object(session.attr("run")) : p.run;
-    nb::object names = output_names_of(p, r), inputs = arrays(p, r);
-    return results(r, onnxruntime_run([&] { return run(names, inputs, run_options); }), false);
+  convert(r, p.info.inputs(), p.info.initializers(), c.feeds, c.feeds_argument, c.hint, c.output_names, c.outputs,
+          c.device, c.output_type, c.none_means,
+          arrays_as_they_are ? Values::kOnnxruntimeTakes : Values::kNoDlpackForm);
+  r.plan = plan_run(p.info, r.feeds, r.names, r.options, r.value_names);
+  for (const RunPlan::Output& out : r.plan.outputs) {
+    if (out.io->has_dlpack_form()) check_framework_holds(r.type, out.io->element_type);  // before ORT runs
   }
-  const Py_ssize_t idle = NB_LIST_GET_SIZE(p.idle.ptr());
-  nb::object binding = idle != 0 ? nb::steal(PyObject_CallMethod(p.idle.ptr(), "pop", nullptr))
-                                 : nb::object(session.attr("io_binding")());
-  if (!binding.is_valid()) throw nb::python_error();
-  // Cleared on every path: drops ORT's and the wrapper's references to the caller's memory.
-  const auto clear = [&] {
-    binding.attr("clear_binding_inputs")();
-    binding.attr("clear_binding_outputs")();
-    if (static_cast<size_t>(NB_LIST_GET_SIZE(p.idle.ptr())) < kIdleBindings) p.idle.append(binding);
-  };
-  nb::object result;
-  try {
-    result = run_bound(p, r, session, binding, run_options);
-  } catch (...) {
+  if (python::runs_with_values(r.plan)) return run_with_values(p, r, session, c.feeds, c.run_options);
+  return run_with_binding(p, r, session, c.run_options);
+}
+
+// A run of the session: run_once, and once more on the fallback providers when an EP failed and the session falls
+// back (onnxruntime's run: the same lines printed, set_providers, disable_fallback). onnxruntime's exceptions are
+// raised as ortdlpack's classes for them (instances of both).
+nb::object run_session(nb::handle session, const RunCall& c) {
+  check_run_options(c.run_options);
+  for (bool retried = false;; retried = true) {
     try {
-      clear();
-    } catch (nb::python_error&) {  // the run's error is the one to report
+      return run_once(session, c);
+    } catch (nb::python_error& e) {
+      if (retried || !is_onnxruntime_error(e.type(), ORT_EP_FAIL) || !nb::hasattr(session, "_enable_fallback") ||
+          !nb::cast<bool>(session.attr("_enable_fallback"))) {
+        raise_onnxruntime_error(e);
+      }
+      const nb::object fallback = session.attr("_fallback_providers");
+      nb::print(("EP Error: " + nb::cast<std::string>(nb::str(e.value())) + " using " +
+                 nb::cast<std::string>(nb::str(session.attr("_providers"))))
+                    .c_str());
+      nb::print(("Falling back to " + nb::cast<std::string>(nb::str(fallback)) + " and retrying.").c_str());
+      session.attr("set_providers")(fallback);
+      session.attr("disable_fallback")();
     }
-    throw;
   }
-  clear();
-  return result;
+}
+
+// ortdlpack.run(session, feeds, output_names=None, *, ...).
+nb::object run_function(nb::handle session, nb::handle feeds, nb::handle output_names, nb::handle outputs,
+                        nb::handle device, nb::handle run_options, nb::handle output_type) {
+  return run_session(session, RunCall{feeds, output_names, outputs, device, run_options, output_type,
+                                      OutputType::kTensor, "feeds", kRunOrder});
+}
+
+// InferenceSession.run(output_names, input_feed, run_options=None, *, ...): outputs like the feeds by default.
+nb::object inference_session_run(nb::handle session, nb::handle output_names, nb::handle input_feed,
+                                 nb::handle run_options, nb::handle outputs, nb::handle device,
+                                 nb::handle output_type) {
+  if (!PyObject_TypeCheck(session.ptr(), reinterpret_cast<PyTypeObject*>(inference_session_type()))) {
+    throw nb::type_error("InferenceSession.run: self must be an onnxruntime.InferenceSession");
+  }
+  return run_session(session, RunCall{input_feed, output_names, outputs, device, run_options, output_type,
+                                      OutputType::kLikeFeeds, "input_feed", ""});
+}
+
+// --- InferenceSession.bind ---------------------------------------------------------------------------------------
+
+// A run of an InferenceSession planned and bound once: every run() reruns it on the same tensors into the same
+// outputs (after the first run, the outputs ORT allocated are bound as destinations at fixed addresses).
+struct PyBoundRun {
+  nb::object session;
+  nb::object planner;  // keeps the SessionInfo the plan points into
+  Request r;
+  nb::object binding;  // an onnxruntime.IOBinding, bound once
+  nb::object outputs;  // a list, after the first run
+};
+
+nb::object bind_inference_session(nb::handle session, nb::handle feeds, nb::handle output_names, nb::handle outputs,
+                                  nb::handle device, nb::handle output_type) {
+  nb::object planner = planner_of(session);
+  PyPlanner& p = nb::cast<PyPlanner&>(planner);
+  PyBoundRun b{nb::borrow(session), planner, Request(), nb::object(), nb::object()};
+  convert(b.r, p.info.inputs(), p.info.initializers(), feeds, "feeds", "", output_names, outputs, device, output_type,
+          OutputType::kLikeFeeds, Values::kNone);
+  b.r.plan = plan_run(p.info, b.r.feeds, b.r.names, b.r.options);
+  for (const RunPlan::Output& out : b.r.plan.outputs) {
+    if (!out.io->has_dlpack_form()) {
+      throw Error(ErrorKind::kUnsupported, "bind: output '" + out.io->name + "' is " + out.io->onnx_type +
+                                               ", which has no DLPack form: request the tensor outputs by name");
+    }
+  }
+  b.binding = session.attr("io_binding")();
+  bind(b.r.plan, b.binding);
+  return nb::cast(std::move(b), nb::rv_policy::move);
+}
+
+nb::object run_bound_run(PyBoundRun& b, nb::handle run_options) {
+  check_run_options(run_options);
+  try {
+    if (b.outputs.is_valid()) {
+      run_bound(b.r.plan, b.session, b.binding, run_options);
+    } else {
+      std::vector<Tensor> tensors = run_bound(b.r.plan, b.session, b.binding, run_options);
+      // From now on the outputs are destinations, at fixed addresses, written in place by every run.
+      for (size_t k = 0; k < tensors.size(); ++k) b.r.plan.outputs[k].destination = tensors[k];
+      b.binding.attr("clear_binding_outputs")();
+      bind(RunPlan{{}, b.r.plan.outputs, {}}, b.binding);
+      b.outputs = to_frameworks(tensors, b.r.type);
+    }
+  } catch (nb::python_error& e) {
+    raise_onnxruntime_error(e);
+  }
+  return nb::steal(PyList_GetSlice(b.outputs.ptr(), 0, PY_SSIZE_T_MAX));  // the caller's list, the same objects
 }
 
 }  // namespace
 
 void bind_run(nb::module_& m) {
-  // ortdlpack.run: the core's plan of a run of an onnxruntime.InferenceSession.
   nb::class_<PyPlanner>(m, "_Planner", "The core's SessionInfo of an onnxruntime.InferenceSession.");
-  m.def("run", &run_inference_session, nb::arg("session"), nb::arg("feeds").none(),
-        nb::arg("output_names") = nb::none(), nb::kw_only(), nb::arg("outputs") = nb::none(),
-        nb::arg("device") = nb::none(), nb::arg("run_options") = nb::none(), nb::arg("output_type") = nb::none(),
+  nb::class_<PyBoundRun>(m, "BoundRun",
+                         "A run of an InferenceSession planned and bound once (InferenceSession.bind): every run() "
+                         "reruns it on the same feed tensors into the same outputs.")
+      .def("run", &run_bound_run, nb::arg("run_options") = nb::none(),
+           nb::sig("def run(self, run_options: object | None = None) -> list"),
+           "Runs the session and returns the outputs: the same objects every run, written in place. run_options: an "
+           "onnxruntime.RunOptions for this run.")
+      .def_prop_ro("output_names", [](const PyBoundRun& b) {
+        std::vector<std::string> names;
+        for (const RunPlan::Output& out : b.r.plan.outputs) names.push_back(out.io->name);
+        return names;
+      });
+  m.def("_inference_session_run", &inference_session_run, nb::arg("session"), nb::arg("output_names").none(),
+        nb::arg("input_feed").none(), nb::arg("run_options").none(), nb::arg("outputs").none(),
+        nb::arg("device").none(), nb::arg("output_type").none(),
+        "ortdlpack.InferenceSession.run: onnxruntime's run(output_names, input_feed, run_options) on DLPack tensors "
+        "and every value onnxruntime takes.");
+  m.def(
+      "_check_output_type",
+      [](nb::handle output_type) {
+        if (!output_type.is_none()) to_output_type(output_type, "output_type");
+      },
+      nb::arg("output_type").none(), "TypeError/ValueError for an output_type= that names no framework.");
+  m.def("_inference_session_bind", &bind_inference_session, nb::arg("session"), nb::arg("feeds"),
+        nb::arg("output_names").none(), nb::arg("outputs").none(), nb::arg("device").none(),
+        nb::arg("output_type").none(), "ortdlpack.InferenceSession.bind.");
+  m.def("run", &run_function, nb::arg("session"), nb::arg("feeds").none(), nb::arg("output_names") = nb::none(),
+        nb::kw_only(), nb::arg("outputs") = nb::none(), nb::arg("device") = nb::none(),
+        nb::arg("run_options") = nb::none(), nb::arg("output_type") = nb::none(),
         nb::sig("def run(session: onnxruntime.InferenceSession, feeds: object, output_names: object | None = None, "
                 "*, outputs: object | None = None, device: object | None = None, run_options: object | None = None, "
                 "output_type: str | None = None) -> list"),
         R"(Runs `session` on `feeds` and returns the outputs (ortdlpack.Tensors by default), in `output_names` order.
 
-session: an onnxruntime.InferenceSession.
-feeds: input name -> DLPack producer, onnxruntime.OrtValue, ortdlpack.Tensor, list or scalar; every model input
-    exactly once. Imported without a copy unless ORT cannot hold the layout (lists and scalars: converted with numpy
-    to the declared element type).
+session: an onnxruntime.InferenceSession (ortdlpack.InferenceSession included).
+feeds: input name -> DLPack producer (torch, numpy, jax, ..., ortdlpack.Tensor, onnxruntime.OrtValue), or any value
+    onnxruntime's run takes (a list, a dict, a numpy array of strings, None for an optional input). Tensors are read
+    where they are, without a copy unless ORT cannot hold the layout; lists for tensor inputs are made arrays of the
+    declared element type, as onnxruntime does.
 output_names: outputs to return (default: all, in model order).
 outputs: output name -> preallocated DLPack destination (e.g. a torch tensor); ORT writes the result into it (it
     must be writable, compact, in memory the session writes, and match the model's type and shape).
@@ -331,11 +476,13 @@ device: where outputs without a destination are allocated (anything ortdlpack.De
     session's execution provider produces them.
 run_options: an onnxruntime.RunOptions, passed through.
 output_type: 'ortdlpack' (the default), 'torch', 'numpy', 'cupy', 'jax' or 'like_feeds' (the first feed's
-    framework), each over the output's memory; 'numpy' places the outputs in host memory.
-Raises ValueError (unknown, duplicate or missing names; element type, rank or dimension mismatch; a read-only
-destination; a device the session cannot produce outputs on), BufferError (a destination that would need a copy or
-that the session cannot write), TypeError (a feed that is no tensor, a session that is no InferenceSession,
-run_options that are no RunOptions, arguments of the wrong type), RuntimeError (the run failed).)");
+    framework), each over the output's memory; 'numpy' places the outputs in host memory. Outputs without a DLPack
+    form (sequences, maps, string tensors, optionals without a value) come as onnxruntime returns them: lists,
+    dicts, numpy arrays of objects, None; a run with such values returns its outputs in host memory.
+Raises what onnxruntime raises for the same feeds (its classes: ortdlpack.errors' are instances of them and of
+ValueError/BufferError/RuntimeError), ValueError (a read-only destination; a device the session cannot produce outputs
+on), BufferError (a destination that would need a copy or that the session cannot write), TypeError (a session that
+is no InferenceSession, run_options that are no RunOptions, arguments of the wrong type).)");
 }
 
 }  // namespace ortdlpack::py

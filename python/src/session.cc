@@ -255,8 +255,8 @@ nb::object bind_session_run(nb::handle session, nb::handle feeds, nb::handle out
                             nb::handle device, nb::handle output_type) {
   PySession& self = nb::cast<PySession&>(session);
   Request r;
-  convert(r, self.core->inputs(), feeds, "feeds", "", output_names, outputs, device, output_type,
-          self.output_type.value_or(OutputType::kTensor));
+  convert(r, self.core->inputs(), {}, feeds, "feeds", "", output_names, outputs, device, output_type,
+          self.output_type.value_or(OutputType::kTensor), Values::kNone);
   Binding b;
   {
     nb::gil_scoped_release release;
@@ -316,7 +316,8 @@ nb::object run_session(PySession& self, nb::handle a, nb::handle b, nb::handle c
   }
   if (self.output_type && output_type.is_none()) none_means = *self.output_type;
   Request r;
-  convert(r, self.core->inputs(), feeds, argument, "", names, outputs, device, output_type, none_means);
+  convert(r, self.core->inputs(), {}, feeds, argument, "", names, outputs, device, output_type, none_means,
+          Values::kNone);
   if (!options.is_none()) r.options.run_options = to_run_options(options);
   std::vector<Tensor> results;
   {

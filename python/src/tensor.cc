@@ -1,5 +1,6 @@
 // ortdlpack.Tensor: a Python handle on one ortdlpack::Tensor (a shared owner of an ORT OrtValue).
 #include <cstring>
+#include <memory>
 #include <string>
 #include <vector>
 
@@ -166,6 +167,80 @@ nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
     throw nb::python_error();
   }
   return arr;
+}
+
+NumpyKind numpy_kind(nb::handle x) {
+  if (PyArray_IsAnyScalar(x.ptr())) return NumpyKind::kScalar;
+  if (!PyArray_Check(x.ptr())) return NumpyKind::kNone;
+  const int type = PyArray_TYPE(reinterpret_cast<PyArrayObject*>(x.ptr()));
+  if (type >= NPY_USERDEF)
+    return NumpyKind::kOther;  // ml_dtypes' types (bfloat16, float8, int4, ...), by number:
+                               // their kinds vary ('V', and 'f' for float8_e5m2)
+  switch (PyArray_DESCR(reinterpret_cast<PyArrayObject*>(x.ptr()))->kind) {
+    case 'U':
+    case 'S':
+    case 'O':
+    case 'V':  // numpy's void: bytes, as onnxruntime's run takes strings
+      return NumpyKind::kStrings;
+    default:
+      return NumpyKind::kNative;
+  }
+}
+
+namespace {
+
+// The DLPack tensor numpy_extension_export hands out: shape and strides live here, with a reference to the array.
+struct NumpyExport {
+  DLManagedTensorVersioned managed{};
+  PyObject* array;
+  std::vector<int64_t> shape, strides;
+};
+
+void release_numpy_export(DLManagedTensorVersioned* m) noexcept {
+  auto* e = static_cast<NumpyExport*>(m->manager_ctx);
+  if (python_alive()) {  // (after the interpreter's exit began, the array is left to it)
+    PyGILState_STATE gil = PyGILState_Ensure();
+    Py_DECREF(e->array);
+    PyGILState_Release(gil);
+  }
+  delete e;
+}
+
+}  // namespace
+
+ONNXTensorElementDataType numpy_extension_type(nb::handle x) {
+  if (numpy_kind(x) != NumpyKind::kOther) return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  try {
+    const nb::str name(nb::object(x.attr("dtype")));  // ml_dtypes' names are the table's
+    return dtype_from_name(name.c_str());
+  } catch (const Error&) {  // a dtype the table lacks (int2, float8_e8m0fnu, records)
+    return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  }
+}
+
+DLManagedTensorVersioned* numpy_extension_export(nb::handle x) {
+  const ONNXTensorElementDataType type = numpy_extension_type(x);
+  if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) return nullptr;  // numpy's refusal stands
+  auto* a = reinterpret_cast<PyArrayObject*>(x.ptr());
+  const DLDataType dl = to_dlpack_dtype(type);
+  const npy_intp item = PyArray_ITEMSIZE(a);
+  if (item != static_cast<npy_intp>(dl.bits < 8 ? 1 : dl.bits / 8)) return nullptr;
+  auto e = std::make_unique<NumpyExport>();
+  const int ndim = PyArray_NDIM(a);
+  for (int i = 0; i < ndim; ++i) {
+    if (PyArray_STRIDES(a)[i] % item != 0) return nullptr;  // not a whole number of elements: numpy's refusal stands
+    e->shape.push_back(PyArray_DIMS(a)[i]);
+    e->strides.push_back(PyArray_STRIDES(a)[i] / item);
+  }
+  DLManagedTensorVersioned& m = e->managed;
+  m.version = {DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+  m.flags = (PyArray_ISWRITEABLE(a) ? 0 : DLPACK_FLAG_BITMASK_READ_ONLY) |
+            (dl.bits < 8 ? DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED : 0);
+  m.dl_tensor = DLTensor{PyArray_DATA(a), DLDevice{kDLCPU, 0}, ndim, dl, e->shape.data(), e->strides.data(), 0};
+  m.deleter = release_numpy_export;
+  m.manager_ctx = e.get();
+  e->array = nb::borrow(x).release().ptr();
+  return &e.release()->managed;
 }
 
 PyTypeObject* tensor_type() { return g_tensor_type; }

@@ -6,6 +6,7 @@
 #include <algorithm>
 #include <string>
 
+#include "ort.h"
 #include "ortdlpack/error.h"
 
 namespace ortdlpack {
@@ -48,8 +49,18 @@ TEST(Api, InitRejectsNullAndASecondOrt) {
 TEST(Api, CheckTurnsStatusesIntoErrors) {
   check(nullptr);  // success: nothing thrown
   EXPECT_EQ(kind_of(ORT_FAIL), ErrorKind::kRuntime);
-  EXPECT_EQ(kind_of(ORT_INVALID_ARGUMENT), ErrorKind::kRuntime);
+  EXPECT_EQ(kind_of(ORT_INVALID_ARGUMENT), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(kind_of(ORT_NO_SUCHFILE), ErrorKind::kInvalidArgument);
   EXPECT_EQ(kind_of(ORT_NOT_IMPLEMENTED), ErrorKind::kUnsupported);
+  EXPECT_EQ(kind_of(ORT_EP_FAIL), ErrorKind::kRuntime);
+  try {  // ORT's code travels with the error, through context added where it is rethrown
+    detail::check(ort().CreateStatus(ORT_NO_SUCHFILE, "gone"), "loading");
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_EQ(e.ort_code(), ORT_NO_SUCHFILE);
+    EXPECT_EQ(std::string(e.what()), "loading: ONNX Runtime: gone");
+  }
+  EXPECT_EQ(Error(ErrorKind::kRuntime, "ortdlpack's own").ort_code(), ORT_OK);
 }
 
 TEST(Api, EnvIsTheProcessWideOne) {

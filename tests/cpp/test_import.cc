@@ -7,6 +7,7 @@
 #include <limits>
 #include <utility>
 
+#include "ortdlpack/dtype.h"
 #include "ortdlpack/export.h"
 #include "support.h"
 
@@ -84,6 +85,37 @@ TEST(Import, NonCompactNeedsPermissionThenCopies) {
   for (int i = 0; i < 4; ++i) {
     for (int j = 0; j < 3; ++j) EXPECT_EQ(at(in.tensor, static_cast<size_t>(i * 3 + j)), static_cast<float>(j * 4 + i));
   }
+}
+
+TEST(Import, PaddedSubByteElementsArePackedIntoACopy) {
+  // One int4 per byte (ml_dtypes' layout, DLPack's IS_SUBBYTE_TYPE_PADDED): ORT holds int4 packed, two per byte.
+  auto p = Producer::make(DLDataType{kDLUInt, 8, 1}, {3, 2});
+  const uint8_t values[6] = {0x1, 0xF, 0x7, 0x8, 0x0, 0x3};  // -1 is 0xF in int4's low bits (ml_dtypes keeps them)
+  std::memcpy(p->buffer->data(), values, 6);
+  p->t().dtype = DLDataType{kDLInt, 4, 1};
+  p->versioned.flags = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+  try {
+    from_dlpack(&p->versioned);
+    FAIL();
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kCopyRequired);
+    EXPECT_NE(std::string(e.what()).find("padded"), std::string::npos) << e.what();
+  }
+  EXPECT_EQ(p->deletes, 0) << "on failure the caller keeps ownership";
+  Imported in = from_dlpack(&p->versioned, ImportOptions{CopyMode::kIfNeeded});
+  EXPECT_TRUE(in.copied);
+  EXPECT_EQ(p->deletes, 1);
+  EXPECT_EQ(in.tensor.element_type(), ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4);
+  EXPECT_EQ(in.tensor.byte_size(), 3u);
+  const auto* packed = static_cast<const uint8_t*>(in.tensor.data());
+  EXPECT_EQ(packed[0], 0xF1);
+  EXPECT_EQ(packed[1], 0x87);
+  EXPECT_EQ(packed[2], 0x30);
+  uint8_t back[6];
+  unpack_sub_byte(ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, packed, 6, back);  // sign-extended: -1 comes back as 0xFF
+  EXPECT_EQ(back[1], 0xFF);
+  EXPECT_EQ(back[3], 0xF8);
+  EXPECT_EQ(back[2], 0x7);
 }
 
 TEST(Import, NegativeStridesAreCopied) {
@@ -170,12 +202,13 @@ const BadCase kBadCases[] = {
     {"device type out of range", [](Producer& p) { p.t().device = DLDevice{static_cast<DLDeviceType>(1234), 0}; },
      ErrorKind::kUnsupported, "device type 1234"},
     {"major version", [](Producer& p) { p.versioned.version.major = 2; }, ErrorKind::kUnsupported, "version 2"},
-    {"padded sub-byte",
+    {"strided padded sub-byte",
      [](Producer& p) {
        p.t().dtype = DLDataType{kDLInt, 4, 1};
        p.versioned.flags = DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED;
+       p.strides[0] = 7;
      },
-     ErrorKind::kUnsupported, "padded"},
+     ErrorKind::kUnsupported, "strided padded"},
     {"strided sub-byte",
      [](Producer& p) {
        p.t().dtype = DLDataType{kDLUInt, 4, 1};

@@ -75,14 +75,6 @@ TEST(PythonAdapters, EnumValuesAreCheckedAsNamesAre) {
   EXPECT_EQ(kind_of([] { memory_type_from_value(1); }), ErrorKind::kInvalidArgument);
 }
 
-TEST(PythonAdapters, OrtsMessageIsFoundInOnnxruntimesExceptions) {
-  EXPECT_EQ(ort_message("[ONNXRuntimeError] : 1 : FAIL : Non-zero status code"), "Non-zero status code");
-  EXPECT_EQ(ort_message("Error in execution: Non-zero status code"), "Non-zero status code");
-  EXPECT_EQ(ort_message("input 'x': something else"), std::nullopt);
-  EXPECT_EQ(run_failed("boom").what(), std::string("run: the session failed: ONNX Runtime: boom"));
-  EXPECT_EQ(run_failed("boom").kind(), ErrorKind::kRuntime);
-}
-
 TEST_F(PythonAdaptersTest, OnnxruntimesDeviceCarriesVendorAndMemoryType) {
   const OnnxruntimeDevice d = onnxruntime_device(vd.memory(1));
   EXPECT_EQ(d.device_type, OrtMemoryInfoDeviceType_NPU);  // the virtual device's hardware type
@@ -119,12 +111,12 @@ TEST_F(PythonAdaptersTest, DeclarationsGiveWhatTheSessionGives) {
   const SessionInfo from_session(add_.get());
   IoDeclaration x = Declared("X", "tensor(float)", std::vector<int64_t>{8});
   x.memory = MemoryOf(memory_info(DLDevice{kDLCPU, 0}));
-  const SessionInfo declared = session_info({x}, {Declared("Y", "tensor(float)", std::vector<int64_t>{8})}, {});
+  const SessionInfo declared = session_info({x}, {Declared("Y", "tensor(float)", std::vector<int64_t>{8})}, {}, {});
   for (const SessionInfo* info : {&from_session, &declared}) {
     ASSERT_EQ(info->inputs().size(), 1u);
     EXPECT_EQ(info->inputs()[0].type_string(), "float32[8]");
     EXPECT_EQ(info->outputs()[0].element_type, kF32);
-    EXPECT_EQ(info->output_index("Y"), 0);
+    EXPECT_EQ(info->find_output("Y"), &info->outputs()[0]);
   }
   ASSERT_NE(declared.inputs()[0].memory, nullptr);  // "Cpu": ORT's own name, resolved by CreateMemoryInfo
   EXPECT_TRUE(host_accessible(declared.inputs()[0].memory));
@@ -136,9 +128,11 @@ TEST_F(PythonAdaptersTest, DeclarationsOfEveryKind) {
   unknown_memory.memory = IoDeclaration::Memory{"NoSuchAllocator"};
   IoDeclaration device = Declared("d", "tensor(float)", std::vector<int64_t>{1});
   device.memory = MemoryOf(vd.memory(1));
-  const SessionInfo info = session_info({Declared("a", "tensor(float8e4m3fn)", std::vector<int64_t>{-1, 3}, {"N", ""}),
-                                         Declared("b", "tensor(double)", std::nullopt), unknown_memory, device},
-                                        {Declared("s", "seq(tensor(float))", std::nullopt)}, {});
+  const SessionInfo info = session_info(
+      {Declared("a", "tensor(float8e4m3fn)", std::vector<int64_t>{-1, 3}, {"N", ""}),
+       Declared("b", "tensor(double)", std::nullopt), unknown_memory, device},
+      {Declared("s", "seq(tensor(float))", std::nullopt), Declared("t", "tensor(string)", std::vector<int64_t>{2})},
+      {Declared("w", "tensor(float)", std::vector<int64_t>{3})}, {});
   EXPECT_EQ(info.inputs()[0].type_string(), "float8_e4m3fn[N,3]");
   EXPECT_EQ(info.inputs()[1].type_string(), "float64[any shape]");
   EXPECT_EQ(info.inputs()[2].type_string(), "int64[any shape]");  // NodeArg's [] is a scalar or an unknown rank
@@ -147,33 +141,43 @@ TEST_F(PythonAdaptersTest, DeclarationsOfEveryKind) {
   EXPECT_FALSE(host_accessible(info.inputs()[3].memory));
   EXPECT_EQ(to_dlpack_device(info.inputs()[3].memory).device_id, 1);
   EXPECT_FALSE(info.outputs()[0].is_tensor);
-  EXPECT_EQ(info.outputs()[0].type_string(), "a non-tensor value");
+  EXPECT_FALSE(info.outputs()[0].has_dlpack_form());
+  EXPECT_EQ(info.outputs()[0].type_string(), "seq(tensor(float))");
+  EXPECT_TRUE(info.outputs()[1].is_tensor);
+  EXPECT_FALSE(info.outputs()[1].has_dlpack_form());  // strings
+  EXPECT_TRUE(info.inputs()[0].has_dlpack_form());
+  EXPECT_EQ(info.find_input("w"), &info.initializers()[0]);  // an overridable initializer is fed as an input is
+  EXPECT_EQ(info.find_output("w"), nullptr);
+  EXPECT_TRUE(host_outputs(info));  // values only: onnxruntime's run returns them as an IOBinding would
 }
 
-TEST_F(PythonAdaptersTest, CpuOnlyIsTheCpuEpAlone) {
-  EXPECT_TRUE(cpu_only({"CPUExecutionProvider"}));
-  EXPECT_FALSE(cpu_only({"VirtualDeviceEP", "CPUExecutionProvider"}));
-  EXPECT_FALSE(cpu_only({}));  // providers unknown
-}
-
-TEST_F(PythonAdaptersTest, HostOnlyIsAPlainHostRun) {
+TEST_F(PythonAdaptersTest, AHostRunRunsWithValues) {
   const SessionInfo info(add_.get());
+  EXPECT_TRUE(host_outputs(info));
   Tensor x = host_iota(8);
   RunPlan plan = plan_run(info, {{"X", x}}, {}, {});  // the plan outlives the Feeds it was made from: it shares x
-  EXPECT_TRUE(host_only(info, plan));
+  EXPECT_TRUE(runs_with_values(plan));
   ASSERT_EQ(plan.outputs.size(), 1u);
   EXPECT_TRUE(host_accessible(plan.outputs[0].memory));
   EXPECT_EQ(plan.inputs[0].bound().ort_value(), x.ort_value());  // bound where it is
 
   RunOptions into;
   into.destinations = {{"Y", host_iota(8)}};
-  EXPECT_FALSE(host_only(info, plan_run(info, {{"X", x}}, {}, into)));  // a destination needs an IoBinding
+  EXPECT_FALSE(runs_with_values(plan_run(info, {{"X", x}}, {}, into)));  // a destination needs an IoBinding
+  EXPECT_TRUE(runs_with_values(plan_run(info, {}, {}, {}, {"X"})));      // a value feed needs onnxruntime's run
+}
+
+TEST_F(PythonAdaptersTest, NumpyHasTheCommonTypes) {
+  EXPECT_TRUE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16));
+  EXPECT_TRUE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL));
+  EXPECT_FALSE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16));
+  EXPECT_FALSE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING));
 }
 
 TEST_F(PythonAdaptersTest, ANodeArgWithoutDimensionsTakesAnyRank) {
   // onnxruntime shows an input declared without a shape as [], like a scalar: the plan must not refuse its feeds.
   const SessionInfo info = session_info({Declared("X", "tensor(float)", std::vector<int64_t>{})},
-                                        {Declared("Y", "tensor(float)", std::nullopt)}, {});
+                                        {Declared("Y", "tensor(float)", std::nullopt)}, {}, {});
   const RunPlan plan = plan_run(info, {{"X", host_iota(8)}}, {}, {});
   EXPECT_EQ(plan.inputs.size(), 1u);
 }
@@ -181,8 +185,8 @@ TEST_F(PythonAdaptersTest, ANodeArgWithoutDimensionsTakesAnyRank) {
 TEST_F(PythonAdaptersTest, ASessionWritesTheMemoryOfItsEpDevices) {
   const std::vector<IoDeclaration> in{Declared("X", "tensor(float)", std::vector<int64_t>{8})};
   const std::vector<IoDeclaration> out{Declared("Y", "tensor(float)", std::vector<int64_t>{8})};
-  const SessionInfo cpu = session_info(in, out, {"CPUExecutionProvider"});
-  const SessionInfo with_ep = session_info(in, out, {ORTDLPACK_VD_EP_NAME, "CPUExecutionProvider"});
+  const SessionInfo cpu = session_info(in, out, {}, {"CPUExecutionProvider"});
+  const SessionInfo with_ep = session_info(in, out, {}, {ORTDLPACK_VD_EP_NAME, "CPUExecutionProvider"});
   const IoInfo& y = with_ep.outputs()[0];
   EXPECT_FALSE(cpu.writes(y, vd.memory(0)));
   EXPECT_TRUE(with_ep.writes(y, vd.memory(0)));

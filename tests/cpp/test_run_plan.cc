@@ -3,6 +3,7 @@
 // case must be refused or staged).
 #include <gtest/gtest.h>
 
+#include <cstring>
 #include <string>
 #include <vector>
 
@@ -51,7 +52,7 @@ TEST_F(RunPlanTest, DeviceFeedForAHostInputIsStaged) {
   ASSERT_TRUE(plan.inputs[0].staged);
   EXPECT_TRUE(host_accessible(plan.inputs[0].bound().memory_info()));
   EXPECT_EQ(vd.counters().bytes_d2h, 32u);  // the one copy
-  EXPECT_TRUE(python::host_only(info, plan));
+  EXPECT_TRUE(python::runs_with_values(plan));
 }
 
 TEST_F(RunPlanTest, DeviceDestinationOfAHostSessionIsRefusedBeforeItRuns) {
@@ -76,7 +77,7 @@ TEST_F(RunPlanTest, OutputsOnADeviceTheSessionHasNoEpForAreRefused) {
 }
 
 TEST_F(RunPlanTest, ASessionWritesTheMemoryOfItsEpDevices) {
-  const SessionInfo from_declarations = python::session_info({}, {}, {});
+  const SessionInfo from_declarations = python::session_info({}, {}, {}, {});
   EXPECT_TRUE(from_declarations.inputs().empty());
   const SessionInfo cpu_only(add_.get());
   const SessionInfo with_ep(add_.get(), vd.devices);
@@ -88,27 +89,93 @@ TEST_F(RunPlanTest, ASessionWritesTheMemoryOfItsEpDevices) {
   EXPECT_TRUE(with_ep.writes(with_ep.outputs()[0], vd.memory(1)));
 }
 
-TEST_F(RunPlanTest, NamedDimensionsHoldOneValueAcrossInputsAndDestinations) {
-  // ONNX IR: a dimension variable denotes one value across the graph's inputs and outputs.
-  const auto declared = [](const char* name, std::vector<std::string> dims) {
-    python::IoDeclaration d;
-    d.name = name;
-    d.type = "tensor(float)";
-    d.shape = std::vector<int64_t>(dims.size(), -1);
-    d.dim_names = std::move(dims);
-    return d;
-  };
-  const SessionInfo info = python::session_info({declared("a", {"N"}), declared("b", {"N"})},
-                                                {declared("c", {"N"}), declared("d", {"K"})}, {});
-  ExpectError(ErrorKind::kInvalidArgument, [&] { plan_run(info, {{"a", host_iota(3)}, {"b", host_iota(4)}}, {}, {}); },
-              {"input 'b': dimension 0 mismatch", "float32[N] with N = 3 (from input 'a')", "got float32[4]"});
+python::IoDeclaration declared(const char* name, std::vector<std::string> dims, const char* type = "tensor(float)") {
+  python::IoDeclaration d;
+  d.name = name;
+  d.type = type;
+  d.shape = std::vector<int64_t>(dims.size(), -1);
+  d.dim_names = std::move(dims);
+  return d;
+}
+
+TEST_F(RunPlanTest, ASymbolicDimensionIsALabelNotAConstraint) {
+  // As ORT reads a model: Paddle2ONNX names both spatial dims of an OCR model "?", which ORT runs at 48x192.
+  const SessionInfo info = python::session_info({declared("x", {"?", "?"}), declared("y", {"N"})},
+                                                {declared("c", {"N"}), declared("d", {"K"})}, {}, {});
   RunOptions into;
-  into.destinations = {{"c", host_iota(4)}};
-  ExpectError(ErrorKind::kInvalidArgument,
-              [&] { plan_run(info, {{"a", host_iota(3)}, {"b", host_iota(3)}}, {}, into); },
-              {"output destination 'c': dimension 0 mismatch", "N = 3 (from input 'a')"});
-  into.destinations = {{"c", host_iota(3)}, {"d", host_iota(5)}};  // K: no feed gives it, ORT's to compute
-  EXPECT_EQ(plan_run(info, {{"a", host_iota(3)}, {"b", host_iota(3)}}, {}, into).outputs.size(), 2u);
+  into.destinations = {{"c", host_iota(4)}, {"d", host_iota(5)}};
+  const RunPlan plan =
+      plan_run(info, {{"x", allocate(kF32, {48, 192}, DLDevice{kDLCPU, 0})}, {"y", host_iota(3)}}, {}, into);
+  EXPECT_EQ(plan.outputs.size(), 2u);
+}
+
+TEST_F(RunPlanTest, ChecksOrtMakesTooCarryOrtsCode) {
+  const SessionInfo info(add_.get());
+  const auto code = [&](auto f) {
+    try {
+      f();
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+      return e.ort_code();
+    }
+    return ORT_OK;
+  };
+  EXPECT_EQ(code([&] { plan_run(info, {{"Z", host_iota(8)}}, {}, {}); }), ORT_INVALID_ARGUMENT);  // unknown
+  EXPECT_EQ(code([&] { plan_run(info, {}, {}, {}); }), ORT_INVALID_ARGUMENT);                     // missing
+  EXPECT_EQ(code([&] { plan_run(info, {{"X", host_iota(7)}}, {}, {}); }), ORT_INVALID_ARGUMENT);  // dimension
+  EXPECT_EQ(code([&] { plan_run(info, {{"X", host_iota(8)}}, {"Z"}, {}); }), ORT_INVALID_ARGUMENT);
+  RunOptions into;
+  into.destinations = {{"Y", host_iota(8)}, {"Y", host_iota(8)}};  // ortdlpack's own rule: no ORT code
+  EXPECT_EQ(code([&] { plan_run(info, {{"X", host_iota(8)}}, {}, into); }), ORT_OK);
+}
+
+TEST_F(RunPlanTest, OptionalInputsAndOverridableInitializersNeedNoFeed) {
+  const SessionInfo info = python::session_info({declared("x", {"N"}), declared("o", {}, "optional(tensor(float))")},
+                                                {declared("y", {"N"})}, {declared("w", {"N"})}, {});
+  EXPECT_EQ(plan_run(info, {{"x", host_iota(3)}}, {}, {}).inputs.size(), 1u);
+  const RunPlan plan = plan_run(info, {{"x", host_iota(3)}, {"w", host_iota(2)}}, {}, {});
+  ASSERT_EQ(plan.inputs.size(), 2u);
+  EXPECT_EQ(plan.inputs[1].io, &info.initializers()[0]);
+  ExpectError(ErrorKind::kInvalidArgument, [&] { plan_run(info, {{"o", host_iota(3)}}, {}, {}); },
+              {"input 'o' is optional(tensor(float)) in the model", "a DLPack tensor cannot be"});
+}
+
+TEST_F(RunPlanTest, AValueRunReturnsItsOutputsInHostMemory) {
+  const SessionInfo info = python::session_info({declared("s", {}, "seq(tensor(float))"), declared("x", {"N"})},
+                                                {declared("y", {"N"}), declared("m", {}, "map(int64,tensor(float))")},
+                                                {}, {ORTDLPACK_VD_EP_NAME});
+  const RunPlan plan = plan_run(info, {{"x", host_iota(3)}}, {}, {}, {"s"});
+  EXPECT_TRUE(plan.needs_values());
+  ASSERT_EQ(plan.values.size(), 1u);
+  EXPECT_EQ(plan.values[0]->name, "s");
+  EXPECT_TRUE(host_accessible(plan.outputs[0].memory));
+  EXPECT_FALSE(plan_run(info, {{"x", host_iota(3)}}, {"y"}, {}, {"s"}).values.empty());
+  EXPECT_TRUE(plan_run(info, {{"x", host_iota(3)}}, {"m"}, {}, {"s"}).needs_values());
+  RunOptions on_device;
+  on_device.output_memory = vd.memory(0);
+  ExpectError(ErrorKind::kInvalidArgument, [&] { plan_run(info, {{"x", host_iota(3)}}, {"y"}, on_device, {"s"}); },
+              {"outputs cannot be placed in device memory", "input 's' is fed a value"});
+  RunOptions into;
+  into.destinations = {{"y", host_iota(3)}};
+  ExpectError(ErrorKind::kInvalidArgument, [&] { plan_run(info, {{"x", host_iota(3)}}, {"y"}, into, {"s"}); },
+              {"outputs cannot be written into destinations"});
+  ExpectError(ErrorKind::kInvalidArgument, [&] { plan_run(info, {{"x", host_iota(3)}}, {}, {}, {"s", "s"}); },
+              {"input 's' is fed twice"});
+  EXPECT_EQ(plan_run(info, {}, {}, {}, {"x", "s"}).values.size(), 2u);  // an array ORT reads: ORT checks it
+}
+
+TEST_F(RunPlanTest, AnOutputOverAFeedsMemoryIsCopied) {
+  const SessionInfo info(add_.get());
+  Tensor x = host_iota(8);
+  const RunPlan plan = plan_run(info, {{"X", x}}, {}, {});
+  std::vector<Tensor> outputs{x};  // what ORT returns for a graph output that is a graph input
+  unalias(plan, outputs);
+  EXPECT_NE(outputs[0].data(), x.data());
+  EXPECT_EQ(std::memcmp(outputs[0].data(), x.data(), x.byte_size()), 0);
+  Tensor other = host_iota(8);
+  std::vector<Tensor> separate{other};
+  unalias(plan, separate);
+  EXPECT_EQ(separate[0].data(), other.data());
 }
 
 }  // namespace

@@ -274,8 +274,9 @@ TEST_F(SessionTest, ValidationErrorsNameTheInputOrOutput) {
   ortdlpack::Session s(add_.get());
   Tensor x = Import(x_, {1, 100});
   Tensor y = Import(y_, {1, 100});
-  ExpectInvalid([&] { s.run({{"x", x}, {"w", y}}); }, {"unknown input 'w'", "'x', 'y'"});
-  ExpectInvalid([&] { s.run({{"x", x}}); }, {"missing input 'y'", "float32[1,100]"});
+  ExpectInvalid([&] { s.run({{"x", x}, {"w", y}}); }, {"Invalid input name: w", "'x', 'y'"});
+  ExpectInvalid([&] { s.run({{"x", x}}); },
+                {"Required inputs (['y']) are missing from input feed (['x'])", "missing input 'y' (float32[1,100])"});
   ExpectInvalid([&] { s.run({{"x", x}, {"x", x}, {"y", y}}); }, {"'x' is fed twice"});
   ExpectInvalid([&] { s.run({{"x", x}, {"y", Tensor()}}); }, {"'y' is an empty Tensor"});
   double d[100] = {};
@@ -283,7 +284,7 @@ TEST_F(SessionTest, ValidationErrorsNameTheInputOrOutput) {
                 {"input 'y'", "element type", "float32[1,100]", "float64[1,100]"});
   ExpectInvalid([&] { s.run({{"x", Import(x_, {100})}, {"y", y}}); }, {"input 'x'", "rank", "float32[100]"});
   ExpectInvalid([&] { s.run({{"x", Import(x_, {1, 99})}, {"y", y}}); }, {"input 'x'", "dimension 1", "float32[1,99]"});
-  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {"q"}); }, {"unknown output 'q'", "'z'"});
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {"q"}); }, {"Invalid output name:q", "'z'"});
   ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {"z", "z"}); }, {"'z' is requested twice"});
 
   float buf[200] = {};
@@ -312,16 +313,21 @@ TEST_F(SessionTest, ValidationErrorsNameTheInputOrOutput) {
   EXPECT_EQ(y.use_count(), 1);
 }
 
-TEST_F(SessionTest, ANamedDimensionTheFeedsGiveIsCheckedInADestination) {
-  // y is float[N,3] and x gives N = 2: a [3,3] destination is refused before ORT runs (it used to fail in the
-  // kernel, with ORT's error printed on stderr), and left untouched.
+TEST_F(SessionTest, ADestinationOfAnotherSizeThanTheOutputIsOrtsToRefuse) {
+  // y is float[N,3] and x gives N = 2: "N" is a label (ORT reads it so), so a [3,3] destination passes the plan and
+  // ORT refuses it when the run allocates y; the destination is left untouched.
   ortdlpack::Session s(mm_.get());
   float buf[9];
   for (float& f : buf) f = -1.0f;
   ortdlpack::RunOptions options;
   options.destinations = {{"y", Import(buf, {3, 3})}};
-  ExpectInvalid([&] { s.run({{"x", Import(x_, {2, 4})}}, {"y"}, options); },
-                {"output destination 'y': dimension 0 mismatch", "N = 2 (from input 'x')", "got float32[3,3]"});
+  try {
+    s.run({{"x", Import(x_, {2, 4})}}, {"y"}, options);
+    ADD_FAILURE() << "no error";
+  } catch (const Error& e) {
+    EXPECT_NE(e.ort_code(), ORT_OK) << e.what();
+    EXPECT_EQ(std::string(e.what()).rfind("run: the session failed: ONNX Runtime: ", 0), 0u) << e.what();
+  }
   for (float f : buf) ASSERT_EQ(f, -1.0f);
 }
 
@@ -616,8 +622,8 @@ TEST_F(SessionTest, BindingWritesIntoDestinationsAndChecksLikeRun) {
     EXPECT_EQ(out[1].shape(), (std::vector<int64_t>{2, 3}));
   }
   // bind() plans like run(): the same errors, before anything is bound.
-  ExpectInvalid([&] { s.bind({{"w", Import(x.data(), {2, 4})}}); }, {"unknown input 'w'"});
-  ExpectInvalid([&] { s.bind({{"x", Import(x.data(), {2, 4})}}, {"q"}); }, {"unknown output 'q'"});
+  ExpectInvalid([&] { s.bind({{"w", Import(x.data(), {2, 4})}}); }, {"Invalid input name: w"});
+  ExpectInvalid([&] { s.bind({{"x", Import(x.data(), {2, 4})}}, {"q"}); }, {"Invalid output name:q"});
 }
 
 TEST_F(SessionTest, BindingRunOptionsPerRun) {

@@ -1,0 +1,48 @@
+"""ortdlpack.InferenceSession: onnxruntime's InferenceSession, whose run() also takes DLPack tensors.
+
+A subclass of ``onnxruntime.InferenceSession``: the constructor, ``providers=None``, the fallback, ``set_providers``,
+``io_binding``, ``run_with_ort_values``, ``run_async``, profiling, every ``get_*`` and every exception are
+onnxruntime's own. What it adds: ``run`` reads feeds of any DLPack framework where they are and returns outputs in
+the caller's framework (``output_type=``, ``outputs=``, ``device=``), ``bind()`` plans a run once, and plugin-EP
+devices are found by the names users write. The decisions are the C++ core's (``_ortdlpack``).
+"""
+
+from __future__ import annotations
+
+import onnxruntime as _ort
+
+from . import _ortdlpack
+
+
+class InferenceSession(_ort.InferenceSession):
+    """``onnxruntime.InferenceSession`` (``isinstance`` holds: every method, attribute, default and exception of
+    onnxruntime's is there and behaves as onnxruntime's does), whose ``run`` also takes DLPack tensors of any
+    framework zero-copy and returns outputs in the caller's framework.
+
+    ``output_type``: the default of ``run()`` and ``bind()`` (``None``: like the feeds)."""
+
+    def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, *,
+                 output_type: str | None = None, **kwargs) -> None:
+        _ortdlpack._check_output_type(output_type)
+        self._ortdlpack_output_type = output_type
+        super().__init__(path_or_bytes, sess_options, providers, provider_options, **kwargs)
+
+    def run(self, output_names, input_feed, run_options=None, *, outputs=None, device=None, output_type=None):
+        """onnxruntime's ``run(output_names, input_feed, run_options=None)``: the same results for the same feeds
+        (numpy arrays out for numpy feeds; lists, dicts and None as onnxruntime returns them). Feeds may also be
+        DLPack tensors of any framework (torch, jax, cupy, ..., ``ortdlpack.Tensor``), read where they are.
+
+        outputs: output name -> preallocated destination ORT writes into. device: where other outputs go.
+        output_type: 'torch', 'numpy', 'cupy', 'jax', 'ortdlpack' or 'like_feeds' (the default: the first feed's
+        framework)."""
+        if output_type is None:
+            output_type = getattr(self, "_ortdlpack_output_type", None)
+        return _ortdlpack._inference_session_run(self, output_names, input_feed, run_options, outputs, device,
+                                                 output_type)
+
+    def bind(self, feeds, output_names=None, *, outputs=None, device=None, output_type=None):
+        """Plans and binds a run once: the returned object's ``run(run_options=None)`` reruns it on the same tensors
+        (contents may change, shapes may not), into the same outputs, and returns the same output objects."""
+        if output_type is None:
+            output_type = getattr(self, "_ortdlpack_output_type", None)
+        return _ortdlpack._inference_session_bind(self, feeds, output_names, outputs, device, output_type)
