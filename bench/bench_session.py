@@ -8,7 +8,7 @@ the baseline `session.run + numpy`: torch.from_numpy(o) for o in sess.run(None, 
   ortdlpack.run                 ortdlpack.run(sess, {"x": t}, output_type="torch")
   ortdlpack.run, Tensor out     ortdlpack.run(sess, {"x": t}): ortdlpack.Tensors, no torch on the way out
   ortdlpack.run, outputs=       the same into preallocated torch tensors (ORT writes into them)
-  Session.run                   ortdlpack.InferenceSession(path, opts).run({"x": t}, output_type="torch") (C++)
+  Session.run                   ortdlpack.Session(path, opts).run({"x": t}, output_type="torch") (C++)
   Session.bind().run()          b = session.bind({"x": t}, output_type="torch") once, then b.run() (no planning)
   session.run, numpy only       session.run on a numpy array (no torch on either side)
   run_with_ort_values           OrtValue.from_dlpack(t) -> sess.run_with_ort_values -> torch.from_dlpack
@@ -177,7 +177,7 @@ def main(argv=None) -> int:
     labels = []
     for case, path, shape, (number, repeat) in cases:
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
-        native = ortdlpack.InferenceSession(path, opts, providers=["CPUExecutionProvider"])  # the same options
+        native = ortdlpack.Session(path, opts, providers=["CPUExecutionProvider"])  # the same options
         x = torch.rand(shape, dtype=torch.float32)
         table = ways(sess, native, x)
         for (label, _), t in zip(table, timeit([fn for _, fn in table], number, repeat)):
