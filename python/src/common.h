@@ -159,6 +159,13 @@ nb::object numpy_dtype_of(ONNXTensorElementDataType type);
 // (no DLPack form: onnxruntime's run takes them as string tensors); an array of a user-defined dtype (ml_dtypes').
 enum class NumpyKind { kNone, kScalar, kNative, kStrings, kOther };
 NumpyKind numpy_kind(nb::handle x);
+// The bytes a numpy array's elements occupy, [begin, end); empty for anything else and for an empty array.
+struct ByteRange {
+  const char* begin = nullptr;
+  const char* end = nullptr;
+  bool overlaps(const ByteRange& o) const noexcept { return begin < o.end && o.begin < end; }
+};
+ByteRange array_bytes(nb::handle x);
 // The element type of a numpy array of an ml_dtypes type the dtype table has (bfloat16, float8, int4, ...), which
 // numpy's own __dlpack__ refuses; UNDEFINED for any other object.
 ONNXTensorElementDataType numpy_extension_type(nb::handle x);

@@ -119,13 +119,26 @@ nb::object run_feed(const Tensor& t) {
 }
 
 // The outputs onnxruntime's run returned, made as `r.type` asks: arrays become the framework's over the same memory;
-// values without a DLPack form (lists, dicts, None, string arrays) stay as onnxruntime returns them.
-nb::object run_results(const Request& r, nb::object produced) {
-  if (r.type == OutputType::kNumpy) return produced;  // onnxruntime's own list, as it returns it
+// values without a DLPack form (lists, dicts, None, string arrays) stay as onnxruntime returns them. An array over a
+// feed's memory (a graph output that is a graph input: onnxruntime < 1.24 returns the feed itself) is copied first:
+// no output aliases a feed.
+nb::object run_results(const Request& r, nb::handle input_feed, nb::object produced) {
+  std::vector<ByteRange> fed;
+  for (auto [name, feed] : nb::borrow<nb::dict>(input_feed)) {
+    const ByteRange b = array_bytes(feed);
+    if (b.begin != nullptr) fed.push_back(b);
+  }
   const std::vector<RunPlan::Output>& outputs = r.plan.outputs;
   for (size_t k = 0; k < outputs.size(); ++k) {
-    if (!outputs[k].io->has_dlpack_form()) continue;
     nb::handle array = NB_LIST_GET_ITEM(produced.ptr(), static_cast<Py_ssize_t>(k));
+    const ByteRange b = array_bytes(array);
+    for (const ByteRange& f : fed) {
+      if (!b.overlaps(f)) continue;
+      PyList_SetItem(produced.ptr(), static_cast<Py_ssize_t>(k), array.attr("copy")().release().ptr());
+      array = NB_LIST_GET_ITEM(produced.ptr(), static_cast<Py_ssize_t>(k));
+      break;
+    }
+    if (r.type == OutputType::kNumpy || !outputs[k].io->has_dlpack_form()) continue;
     nb::object t;
     if (r.type == OutputType::kTorch) {
       // torch's own C function for a numpy array: cheaper than an import and an export through the exchange API. It
@@ -162,7 +175,7 @@ nb::object run_with_values(const PyPlanner& p, const Request& r, nb::handle sess
   if (ortvalues && nb::hasattr(session, "_validate_ortvalue_ownership")) {
     session.attr("_validate_ortvalue_ownership")(input_feed.attr("values")());
   }
-  return run_results(r, p.run(output_names_of(p, r), input_feed, run_options));
+  return run_results(r, input_feed, p.run(output_names_of(p, r), input_feed, run_options));
 }
 
 // --- running on an IOBinding -------------------------------------------------------------------------------------

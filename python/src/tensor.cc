@@ -243,6 +243,20 @@ DLManagedTensorVersioned* numpy_extension_export(nb::handle x) {
   return &e.release()->managed;
 }
 
+ByteRange array_bytes(nb::handle x) {
+  if (!PyArray_Check(x.ptr())) return {};
+  auto* a = reinterpret_cast<PyArrayObject*>(x.ptr());
+  if (PyArray_SIZE(a) == 0) return {};
+  // The lowest and highest bytes its strides reach (strides may be negative).
+  const char* data = static_cast<const char*>(PyArray_DATA(a));
+  npy_intp lo = 0, hi = PyArray_ITEMSIZE(a);
+  for (int i = 0; i < PyArray_NDIM(a); ++i) {
+    const npy_intp reach = (PyArray_DIMS(a)[i] - 1) * PyArray_STRIDES(a)[i];
+    (reach < 0 ? lo : hi) += reach;
+  }
+  return {data + lo, data + hi};
+}
+
 PyTypeObject* tensor_type() { return g_tensor_type; }
 
 nb::object shape_tuple(const Tensor& t) {

@@ -984,6 +984,10 @@ def test_tree_ensemble_logistic(Session):
         return Session(model.SerializeToString(), providers=CPU)
 
     x = {"X": np.array([[0.1, 0.0, 0.0]], dtype=np.float32)}
+    leaf_only = classifier(["LEAF"], [0.0], [0], [0], [0], [0.0])
+    want = ort.InferenceSession(leaf_only._model_bytes, providers=CPU).run(None, x)[1][0][1]
+    if abs(want - 1 / (1 + np.exp(0.405))) > 1e-5:  # the drop-in is onnxruntime's session: the same bug
+        pytest.skip(f"onnxruntime {ort.__version__} has the bug of issue 27533, fixed later")
     split = classifier(["BRANCH_LT", "LEAF", "LEAF"], [0.5, 0.0, 0.0], [1, 0, 0], [2, 0, 0], [1, 2], [0.3, -0.3])
     np.testing.assert_allclose(split.run(None, x)[1][0][1], 1 / (1 + np.exp(0.105)), atol=1e-5)
     leaf = classifier(["LEAF"], [0.0], [0], [0], [0], [0.0])

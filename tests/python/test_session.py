@@ -528,33 +528,30 @@ def _add_model(a_shape, b_shape, c_shape) -> bytes:
                   [("c", f, c_shape)])
 
 
-@pytest.mark.parametrize("kind", RUNNERS)
-def test_a_failing_run_is_onnxruntime_s_fail_on_every_path(kind):
-    # a and b have independent dimensions (M, N): the plan accepts [3] and [4], and the Add kernel fails. onnxruntime's
-    # run raises Fail; its IOBinding a RuntimeError without ORT's code; ortdlpack raises its Fail (an instance of
-    # onnxruntime's Fail and of RuntimeError) on every path: onnxruntime's run, an IOBinding, the core's session.
-    pytest.importorskip("onnx")
-    from onnxruntime.capi import onnxruntime_pybind11_state as C
+def _onnxruntime_s_failure(model, feeds):
+    try:
+        ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)
+    except Exception as e:  # noqa: BLE001
+        return e
+    pytest.fail("onnxruntime ran it")
 
-    runner = Runner(kind, _add_model(["M"], ["N"], ["M"]))
+
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_a_failing_run_is_onnxruntime_s_class_on_every_path(kind):
+    # a and b have independent dimensions (M, N): the plan accepts [3] and [4], and the Add kernel fails. onnxruntime's
+    # run raises its class for ORT's code (Fail, RuntimeException before 1.2x); ortdlpack raises an instance of it on
+    # every path: onnxruntime's run, an IOBinding (which reports no code: ExecutionError, an instance of both), the
+    # core's session.
+    pytest.importorskip("onnx")
+    model = _add_model(["M"], ["N"], ["M"])
+    runner = Runner(kind, model)
+    want = type(_onnxruntime_s_failure(model, {"a": np.zeros(3, np.float32), "b": np.zeros(4, np.float32)}))
     for feeds, outputs in (({"a": np.zeros(3, np.float32), "b": np.zeros(4, np.float32)}, None),  # onnxruntime's run
                            ({"a": torch.zeros(3), "b": torch.zeros(4)}, {"c": np.zeros(3, np.float32)})):  # IOBinding
         with pytest.raises(RuntimeError) as e:
             runner(feeds, outputs=outputs)
-        assert type(e.value) is ortdlpack.errors.Fail and isinstance(e.value, C.Fail)
+        assert isinstance(e.value, want), type(e.value).__mro__
         assert "broadcast" in str(e.value)
-
-
-def test_a_failing_run_raises_the_same_class_on_every_runner():
-    pytest.importorskip("onnx")
-    model = _add_model(["M"], ["N"], ["M"])
-    feeds = {"a": np.zeros(3, np.float32), "b": np.zeros(4, np.float32)}
-    classes = set()
-    for kind in RUNNERS:
-        with pytest.raises(RuntimeError) as e:
-            Runner(kind, model)(feeds)
-        classes.add(type(e.value))
-    assert classes == {ortdlpack.errors.Fail}
 
 
 def test_a_destination_of_another_size_is_refused_by_ort_and_left_untouched(make):
