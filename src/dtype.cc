@@ -61,6 +61,8 @@ std::string describe(DLDataType t) {
 
 }  // namespace
 
+bool has_dlpack_dtype(ONNXTensorElementDataType type) noexcept { return find(type) != nullptr; }
+
 DLDataType to_dlpack_dtype(ONNXTensorElementDataType type) {
   if (const DtypeRow* row = find(type)) return row->dl;
   if (type == ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING) {

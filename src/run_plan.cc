@@ -340,16 +340,11 @@ std::string IoInfo::type_string() const {
          (has_shape ? shape_string(shape.data(), shape.size(), &dim_names) : std::string("[any shape]"));
 }
 
-bool IoInfo::has_dlpack_form() const {
-  // The element types of the dtype table: strings, and types ORT has that the table lacks, have no DLPack form.
-  return is_tensor && element_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING &&
-         element_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED &&
-         dtype_from_onnx_name(onnx_dtype_name(element_type)) == element_type;
-}
+bool IoInfo::has_dlpack_form() const noexcept { return is_tensor && has_dlpack_dtype(element_type); }
 
 bool IoInfo::required() const noexcept { return onnx_type.compare(0, 9, "optional(") != 0; }
 
-bool RunPlan::needs_values() const {
+bool RunPlan::needs_values() const noexcept {
   if (!values.empty()) return true;
   for (const Output& out : outputs) {
     if (!out.io->has_dlpack_form()) return true;

@@ -77,7 +77,7 @@ struct RunPlan {
 
   // Whether the run involves a value (a value feed, or a requested output without a DLPack form): such a run cannot
   // be bound from Tensors alone.
-  bool needs_values() const;
+  bool needs_values() const noexcept;
 };
 // How many idle IoBindings a session keeps for reuse (Session; ortdlpack.run's onnxruntime.IOBindings): concurrent
 // runs beyond that create and release their own.

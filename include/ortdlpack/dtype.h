@@ -19,6 +19,10 @@ DLDataType to_dlpack_dtype(ONNXTensorElementDataType type);
 // that do not match the code.
 ONNXTensorElementDataType from_dlpack_dtype(DLDataType dtype, bool uint8_as_bool = false);
 
+/// \brief Whether the element type has a DLPack data type (a row of the table: not strings, nor the types the table
+/// lacks).
+bool has_dlpack_dtype(ONNXTensorElementDataType type) noexcept;
+
 // numpy-style name ("float32", "bfloat16", "float8_e4m3fn", "int4", ...) or "undefined".
 const char* dtype_name(ONNXTensorElementDataType type);
 

@@ -70,7 +70,7 @@ struct IoInfo {
   /// \brief "float32[N,3,64,64]": the declared type as messages show it.
   std::string type_string() const;
   /// \brief Whether its values can be DLPack tensors: a tensor of an element type other than string.
-  bool has_dlpack_form() const;
+  bool has_dlpack_form() const noexcept;
   /// \brief Whether an input must be fed: every one but an optional ("optional(...)") input.
   bool required() const noexcept;
 };

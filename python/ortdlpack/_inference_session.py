@@ -27,18 +27,9 @@ class InferenceSession(_ort.InferenceSession):
         self._ortdlpack_output_type = output_type
         super().__init__(path_or_bytes, sess_options, providers, provider_options, **kwargs)
 
-    def run(self, output_names, input_feed, run_options=None, *, outputs=None, device=None, output_type=None):
-        """onnxruntime's ``run(output_names, input_feed, run_options=None)``: the same results for the same feeds
-        (numpy arrays out for numpy feeds; lists, dicts and None as onnxruntime returns them). Feeds may also be
-        DLPack tensors of any framework (torch, jax, cupy, ..., ``ortdlpack.Tensor``), read where they are.
-
-        outputs: output name -> preallocated destination ORT writes into. device: where other outputs go.
-        output_type: 'torch', 'numpy', 'cupy', 'jax', 'ortdlpack' or 'like_feeds' (the default: the first feed's
-        framework)."""
-        if output_type is None:
-            output_type = getattr(self, "_ortdlpack_output_type", None)
-        return _ortdlpack._inference_session_run(self, output_names, input_feed, run_options, outputs, device,
-                                                 output_type)
+    # onnxruntime's run(output_names, input_feed, run_options=None, *, outputs=None, device=None, output_type=None):
+    # a C++ method (no Python frame per call), its documentation its own.
+    run = _ortdlpack._inference_session_run
 
     def bind(self, feeds, output_names=None, *, outputs=None, device=None, output_type=None):
         """Plans and binds a run once: the returned object's ``run(run_options=None)`` reruns it on the same tensors

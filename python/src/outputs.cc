@@ -104,6 +104,7 @@ OutputType to_output_type(nb::handle spec, const char* what) {
 
 OutputType framework_of(nb::handle feed) {
   if (is_tensor(feed)) return OutputType::kTensor;
+  if (numpy_kind(feed) != NumpyKind::kNone) return OutputType::kNumpy;  // (the common case, without its module)
   const OutputType type = framework_of_type(Py_TYPE(feed.ptr()));
   // What is no DLPack producer (lists, scalars, dicts, strings: what onnxruntime's run takes) is numpy's, as
   // onnxruntime's outputs are.

@@ -378,6 +378,14 @@ nb::object run_function(nb::handle session, nb::handle feeds, nb::handle output_
                                       OutputType::kTensor, "feeds", kRunOrder});
 }
 
+// The default output_type of an ortdlpack.InferenceSession (its constructor's output_type=), or None.
+nb::object session_output_type(nb::handle session) {
+  static PyObject* const name = PyUnicode_InternFromString("_ortdlpack_output_type");  // process lifetime
+  PyObject* type = PyObject_GetAttr(session.ptr(), name);
+  if (type == nullptr) PyErr_Clear();  // (a session made without the constructor: onnxruntime's model packages)
+  return type != nullptr ? nb::steal(type) : nb::none();
+}
+
 // InferenceSession.run(output_names, input_feed, run_options=None, *, ...): outputs like the feeds by default.
 nb::object inference_session_run(nb::handle session, nb::handle output_names, nb::handle input_feed,
                                  nb::handle run_options, nb::handle outputs, nb::handle device,
@@ -385,7 +393,8 @@ nb::object inference_session_run(nb::handle session, nb::handle output_names, nb
   if (!PyObject_TypeCheck(session.ptr(), reinterpret_cast<PyTypeObject*>(inference_session_type()))) {
     throw nb::type_error("InferenceSession.run: self must be an onnxruntime.InferenceSession");
   }
-  return run_session(session, RunCall{input_feed, output_names, outputs, device, run_options, output_type,
+  const nb::object type = output_type.is_none() ? session_output_type(session) : nb::borrow(output_type);
+  return run_session(session, RunCall{input_feed, output_names, outputs, device, run_options, type,
                                       OutputType::kLikeFeeds, "input_feed", ""});
 }
 
@@ -455,11 +464,22 @@ void bind_run(nb::module_& m) {
         for (const RunPlan::Output& out : b.r.plan.outputs) names.push_back(out.io->name);
         return names;
       });
-  m.def("_inference_session_run", &inference_session_run, nb::arg("session"), nb::arg("output_names").none(),
-        nb::arg("input_feed").none(), nb::arg("run_options").none(), nb::arg("outputs").none(),
-        nb::arg("device").none(), nb::arg("output_type").none(),
-        "ortdlpack.InferenceSession.run: onnxruntime's run(output_names, input_feed, run_options) on DLPack tensors "
-        "and every value onnxruntime takes.");
+  // ortdlpack.InferenceSession.run itself: a method (it binds to the session), no Python frame around it.
+  m.attr("_inference_session_run") = nb::cpp_function(
+      &inference_session_run, nb::is_method(), nb::name("run"), nb::arg("output_names").none(),
+      nb::arg("input_feed").none(), nb::arg("run_options").none() = nb::none(), nb::kw_only(),
+      nb::arg("outputs").none() = nb::none(), nb::arg("device").none() = nb::none(),
+      nb::arg("output_type").none() = nb::none(),
+      nb::sig("def run(self, output_names: object, input_feed: object, run_options: object | None = None, *, "
+              "outputs: object | None = None, device: object | None = None, output_type: str | None = None) -> "
+              "list"),
+      R"(onnxruntime's run(output_names, input_feed, run_options=None): the same results for the same feeds (numpy arrays
+out for numpy feeds; lists, dicts and None as onnxruntime returns them). Feeds may also be DLPack tensors of any
+framework (torch, jax, cupy, ..., ortdlpack.Tensor), read where they are.
+
+outputs: output name -> preallocated destination ORT writes into. device: where other outputs go.
+output_type: 'torch', 'numpy', 'cupy', 'jax', 'ortdlpack' or 'like_feeds' (the first feed's framework; the default
+unless the session's constructor set one).)");
   m.def(
       "_check_output_type",
       [](nb::handle output_type) {
