@@ -15,7 +15,7 @@ import sys
 
 import onnxruntime as _ort
 
-from . import _ep_packages, _ortdlpack
+from . import _ortdlpack
 
 # The array type of each framework whose version and DLPack C exchange API (__dlpack_c_exchange_api__) are reported.
 _FRAMEWORKS = (("numpy", "ndarray"), ("torch", "Tensor"), ("cupy", "ndarray"), ("jax", "Array"),
@@ -33,9 +33,9 @@ def _onnxruntime_lines() -> list[str]:
     libraries = sorted(f for f in (os.listdir(folder) if os.path.isdir(folder) else [])
                        if f.startswith(("libonnxruntime_providers_", "onnxruntime_providers_")))
     lines.append(f"EP libraries shipped with it ({folder}): {', '.join(libraries) or 'none'}")
-    packages = _ep_packages.find("")
-    lines.append("EP packages (onnxruntime-ep-*):" + ("" if packages else " none"))
-    lines += [f"  {dist} {metadata.version(dist)}: {', '.join(names)} ({library})" for dist, _, library, names in packages]
+    packages = _ortdlpack._ep_packages()
+    lines.append("EP packages:" + ("" if packages else " none"))
+    lines += [f"  {dist} {version}: {', '.join(names)} ({library})" for dist, version, library, names in packages]
     return lines
 
 

@@ -16,6 +16,7 @@ from collections.abc import Callable
 # The WebGPU EP offers a device on a machine without a GPU only on a software adapter (Mesa's lavapipe), and only
 # when told so before its library is registered: the test process says so (ortdlpack itself never does).
 os.environ.setdefault("ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER", "1")
+os.environ.setdefault("ORT_GGML_LOG", "warn")  # the ggml EP's INFO lines, quiet
 
 import numpy as np  # noqa: E402
 import onnxruntime as ort  # noqa: E402

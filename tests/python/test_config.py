@@ -26,7 +26,7 @@ def test_versions_and_the_onnxruntime_distribution():
     for dist in metadata.packages_distributions()["onnxruntime"]:  # onnxruntime, onnxruntime-gpu, ...
         assert f"from {dist} {metadata.version(dist)}" in text
     assert f"EP libraries shipped with it ({od._ortdlpack._ep_library_dir()})" in text
-    assert "EP packages (onnxruntime-ep-*):" in text
+    assert "EP packages:" in text
 
 
 def test_every_ep_device_of_the_env_is_listed_with_its_memory():
