@@ -9,13 +9,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "cuda_sim.h"
+#include "gate.h"
 #include "ortdlpack/ortdlpack.h"
 #include "ortdlpack/virtual_device.h"
 #include "support.h"
@@ -102,48 +101,6 @@ class CudaSim : public ::testing::Test {
 
 std::vector<float> filled(size_t n, float v) { return std::vector<float>(n, v); }
 
-// A closed gate on a virtual-device stream: work queued behind it waits until open(), or until a watchdog opens it
-// after `ms` (then opened_by_watchdog(): something waited on the host behind the gate, or the test relies on it).
-class Gate {
- public:
-  Gate(void* stream, int ms) : stream_(stream) {
-    EXPECT_EQ(ortdlpack_vd_stream_pause(stream_), 0);
-    watchdog_ = std::thread([this, ms] {
-      std::unique_lock<std::mutex> lock(m_);
-      if (!cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return open_; })) {
-        by_watchdog_ = true;
-        open_ = true;
-        ortdlpack_vd_stream_resume(stream_);
-      }
-    });
-  }
-  ~Gate() {
-    open();
-    watchdog_.join();
-  }
-  void open() {
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      if (open_) return;
-      open_ = true;
-      ortdlpack_vd_stream_resume(stream_);
-    }
-    cv_.notify_all();
-  }
-  bool opened_by_watchdog() {
-    std::lock_guard<std::mutex> lock(m_);
-    return by_watchdog_;
-  }
-
- private:
-  void* stream_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool open_ = false;
-  bool by_watchdog_ = false;
-  std::thread watchdog_;
-};
-
 // cudaSetDevice: "Sets device as the current device for the calling host thread. Valid device id's are 0 to
 // (cudaGetDeviceCount() - 1)." Returns cudaErrorInvalidDevice otherwise.
 TEST_F(CudaSim, TheCurrentDeviceBelongsToTheCallingHostThread) {
@@ -172,14 +129,14 @@ TEST_F(CudaSim, AStreamWaitsForAnEventRecordedOnAnother) {
   ASSERT_EQ(cudaEventCreateWithFlags(&event, 2), 0);
   const Tensor t = buffer(0);
   {
-    Gate gate(producer, 10000);
+    test::Gate gate(ortdlpack_vd_stream_pause, ortdlpack_vd_stream_resume, producer, std::chrono::milliseconds(10000));
     write_on(producer, t, 4.0f);
     EXPECT_EQ(read_on(consumer, t), filled(16, 0.0f)) << "without a wait the consumer reads first";
     ASSERT_EQ(cudaEventRecord(event, producer), 0);
     EXPECT_EQ(cudaStreamQuery(producer), kCudaSimErrorNotReady);
     EXPECT_EQ(cudaEventQuery(event), kCudaSimErrorNotReady);
     ASSERT_EQ(cudaStreamWaitEvent(consumer, event, 0), 0);
-    EXPECT_FALSE(gate.opened_by_watchdog()) << "the host blocked in cudaStreamWaitEvent";
+    EXPECT_FALSE(gate.timed_out()) << "the host blocked in cudaStreamWaitEvent";
   }
   EXPECT_EQ(read_on(consumer, t), filled(16, 4.0f));
   EXPECT_EQ(cudaEventQuery(event), 0);
@@ -204,11 +161,12 @@ TEST_F(CudaSim, AWaitCapturesTheLatestRecordAtTheTimeOfTheCall) {
   ASSERT_EQ(cudaEventRecord(event, producer), 0);
   ASSERT_EQ(cudaStreamWaitEvent(consumer, event, 0), 0);
   {
-    Gate gate(producer, 10000);                         // later producer work is held back
+    test::Gate gate(ortdlpack_vd_stream_pause, ortdlpack_vd_stream_resume, producer,
+                    std::chrono::milliseconds(10000));  // later producer work is held back
     ASSERT_EQ(cudaEventRecord(event, producer), 0);     // re-recorded behind the gate: no effect on the consumer
     EXPECT_EQ(read_on(consumer, t), filled(16, 1.0f));  // and it completes: it waited for the first record only
     EXPECT_EQ(cudaEventQuery(event), kCudaSimErrorNotReady);
-    EXPECT_FALSE(gate.opened_by_watchdog());
+    EXPECT_FALSE(gate.timed_out());
   }
   EXPECT_EQ(cudaEventSynchronize(event), 0);
   EXPECT_EQ(cudaEventDestroy(event), 0);
@@ -248,21 +206,23 @@ TEST_F(CudaSim, TheLegacyDefaultStreamSynchronizesWithBlockingStreamsOnly) {
   EXPECT_EQ(ortdlpack_cuda_sim_stream(nullptr), ortdlpack_cuda_sim_stream(kLegacy));
   const Tensor a = buffer(0), b = buffer(0), c = buffer(0);
   {
-    Gate held_back(non_blocking, 10000);  // its write cannot complete while the gate is closed
+    test::Gate held_back(ortdlpack_vd_stream_pause, ortdlpack_vd_stream_resume, non_blocking,
+                         std::chrono::milliseconds(10000));  // its write cannot complete while the gate is closed
     write_on(blocking, a, 7.0f);
     write_on(non_blocking, b, 8.0f);
     EXPECT_EQ(read_on(kLegacy, a), filled(16, 7.0f)) << "the legacy stream waits for the blocking stream";
     EXPECT_EQ(read_on(kLegacy, b), filled(16, 0.0f)) << "but not for the non-blocking one";
-    EXPECT_FALSE(held_back.opened_by_watchdog());
+    EXPECT_FALSE(held_back.timed_out());
   }
   EXPECT_EQ(cudaStreamSynchronize(non_blocking), 0);
   {
     // ... and blocking streams wait for the legacy stream: a read on one completes only after the legacy write,
     // which the gate holds until the watchdog opens it.
-    Gate legacy(ortdlpack_cuda_sim_stream(kLegacy), 200);
+    test::Gate legacy(ortdlpack_vd_stream_pause, ortdlpack_vd_stream_resume, ortdlpack_cuda_sim_stream(kLegacy),
+                      std::chrono::milliseconds(200));
     write_on(nullptr, c, 9.0f);
     EXPECT_EQ(read_on(blocking, c), filled(16, 9.0f));
-    EXPECT_TRUE(legacy.opened_by_watchdog());
+    EXPECT_TRUE(legacy.timed_out());
   }
   EXPECT_EQ(cudaStreamDestroy(blocking), 0);
   EXPECT_EQ(cudaStreamDestroy(non_blocking), 0);
@@ -284,10 +244,10 @@ TEST_F(CudaSim, ThePerThreadDefaultStreamIsOneStreamPerThreadAndDevice) {
   EXPECT_EQ(ortdlpack_vd_stream_device(ortdlpack_cuda_sim_stream(kPerThread)), 1);
   ASSERT_EQ(cudaSetDevice(0), 0);
   const Tensor t = buffer(0);
-  Gate gate(mine, 200);
+  test::Gate gate(ortdlpack_vd_stream_pause, ortdlpack_vd_stream_resume, mine, std::chrono::milliseconds(200));
   write_on(kPerThread, t, 2.0f);
   EXPECT_EQ(read_on(kLegacy, t), filled(16, 2.0f)) << "it synchronizes with the legacy default stream";
-  EXPECT_TRUE(gate.opened_by_watchdog());
+  EXPECT_TRUE(gate.timed_out());
 }
 
 // cudaLaunchHostFunc: "The host function will be called after currently enqueued work and will block work added
@@ -300,7 +260,7 @@ TEST_F(CudaSim, AHostFunctionRunsInStreamOrderAndMayNotCallTheRuntime) {
     std::atomic<int> runs{0};
     std::atomic<int> runtime_answer{-1};
   } seen;
-  Gate gate(stream, 10000);
+  test::Gate gate(ortdlpack_vd_stream_pause, ortdlpack_vd_stream_resume, stream, std::chrono::milliseconds(10000));
   ASSERT_EQ(cudaLaunchHostFunc(
                 stream,
                 [](void* p) {

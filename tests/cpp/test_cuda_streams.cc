@@ -12,13 +12,12 @@
 
 #include <atomic>
 #include <chrono>
-#include <condition_variable>
 #include <cstring>
-#include <mutex>
 #include <thread>
 #include <vector>
 
 #include "cuda_sim.h"
+#include "gate.h"
 #include "ortdlpack/ortdlpack.h"
 #include "ortdlpack/virtual_device.h"
 #include "support.h"
@@ -59,47 +58,6 @@ std::vector<float> values(const Tensor& host) {
   const auto* f = static_cast<const float*>(host.data());
   return std::vector<float>(f, f + host.element_count());
 }
-
-// Work held back on a stream until open() or, after `ms`, a watchdog (see test_cuda_sim.cc).
-class Gate {
- public:
-  Gate(void* stream, int ms) : stream_(stream) {
-    EXPECT_EQ(ortdlpack_vd_stream_pause(stream_), 0);
-    watchdog_ = std::thread([this, ms] {
-      std::unique_lock<std::mutex> lock(m_);
-      if (!cv_.wait_for(lock, std::chrono::milliseconds(ms), [this] { return open_; })) {
-        by_watchdog_ = true;
-        open_ = true;
-        ortdlpack_vd_stream_resume(stream_);
-      }
-    });
-  }
-  ~Gate() {
-    open();
-    watchdog_.join();
-  }
-  void open() {
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      if (open_) return;
-      open_ = true;
-      ortdlpack_vd_stream_resume(stream_);
-    }
-    cv_.notify_all();
-  }
-  bool opened_by_watchdog() {
-    std::lock_guard<std::mutex> lock(m_);
-    return by_watchdog_;
-  }
-
- private:
-  void* stream_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool open_ = false;
-  bool by_watchdog_ = false;
-  std::thread watchdog_;
-};
 
 class CudaStreams : public ::testing::Test {
  protected:
@@ -252,7 +210,8 @@ TEST_F(CudaStreams, ImportSeesTheProducersPendingWrite) {
   const std::vector<float> want = iota(64, 7.0f);
   Tensor imported;
   {
-    Gate held_back(producer, 200);  // the write lands only after ortdlpack asked for the stream
+    test::Gate held_back(ortdlpack_vd_stream_pause, ortdlpack_vd_stream_resume, producer,
+                         std::chrono::milliseconds(200));  // the write lands only after ortdlpack asked for the stream
     ASSERT_EQ(cudaMemcpyAsync(buffer.data(), want.data(), 64 * sizeof(float), kH2D, producer), 0);
     const uintptr_t consumer = consumer_stream(DLDevice{kDLCUDA, 1});
     ASSERT_NE(consumer, 0u);
@@ -261,7 +220,7 @@ TEST_F(CudaStreams, ImportSeesTheProducersPendingWrite) {
     ASSERT_EQ(cudaSetDevice(0), 0);  // ortdlpack's caller may be on any device
     imported = from_dlpack(to_dlpack_versioned(buffer)).tensor;
     EXPECT_EQ(values(to(imported, DLDevice{kDLCPU, 0})), want);
-    EXPECT_TRUE(held_back.opened_by_watchdog());
+    EXPECT_TRUE(held_back.timed_out());
   }
   ASSERT_EQ(cudaEventDestroy(event), 0);
   ASSERT_EQ(cudaStreamDestroy(producer), 0);
@@ -336,13 +295,14 @@ TEST_F(CudaStreams, ACallersDefaultStreamIsWaitedForOnItsDevice) {
   ASSERT_EQ(cudaSetDevice(1), 0);
   void* legacy1 = ortdlpack_cuda_sim_stream(nullptr);
   {
-    Gate held_back(legacy1, 200);
+    test::Gate held_back(ortdlpack_vd_stream_pause, ortdlpack_vd_stream_resume, legacy1,
+                         std::chrono::milliseconds(200));
     ASSERT_EQ(cudaMemcpyAsync(x.data(), want.data(), 8 * sizeof(float), kH2D, nullptr), 0);
     ASSERT_EQ(cudaSetDevice(0), 0);
     ortdlpack_cuda_sim_fail("cudaStreamWaitEvent", kCudaSimErrorIllegalAddress, 1);
     const std::vector<Tensor> y = session.run({{"x", x}});
     EXPECT_EQ(values(to(y[0], DLDevice{kDLCPU, 0})), want);
-    EXPECT_TRUE(held_back.opened_by_watchdog());
+    EXPECT_TRUE(held_back.timed_out());
   }
 }
 
