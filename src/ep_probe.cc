@@ -1,5 +1,6 @@
 // Whether ORT creates a session on an EP's devices (ep_library.h session_refusal): ORT's own verdict on an EP
 // library it registered, on a model built here with the Model Editor API (no file, no protobuf).
+#include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
@@ -82,7 +83,9 @@ std::string session_refusal(const std::string& ep_name,
   OrtSession* session = nullptr;
   if (OrtStatus* status = api.GetModelEditorApi()->CreateSessionFromModel(env(), model.get(), options_raw, &session)) {
     const Owned<OrtStatus> owned(status);
-    return api.GetErrorMessage(status);
+    std::string message = api.GetErrorMessage(status);
+    while (!message.empty() && std::isspace(static_cast<unsigned char>(message.back()))) message.pop_back();
+    return message;
   }
   api.ReleaseSession(session);
   return "";

@@ -141,6 +141,16 @@ def test_every_name_finds_the_package_registered_under_the_eps_own_name(host_ep)
     assert od.Device(f"{host_ep.names[0]}:0") == od.Device("cpu")  # its tensors are host memory
 
 
+def test_ortdlpack_sessions_take_every_name_in_providers(host_ep):
+    x, y = feeds()
+    for name in host_ep.names:
+        for providers in ([name], [(name, {})], [name, "CPUExecutionProvider"]):
+            s = od.Session(addmul_model(), providers=providers)
+            assert s.get_providers() == [host_ep.ep_name, "CPUExecutionProvider"]
+    (w,) = s.run({"x": x, "y": y})
+    assert np.array_equal(np.from_dlpack(w), ((x + y) * y).numpy())
+
+
 def test_onnxruntime_finds_ggml_by_its_name():
     ep = HOST_EPS["ggml"]
     if _skip_reason(ep):
