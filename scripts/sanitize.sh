@@ -3,8 +3,10 @@
 #   scripts/sanitize.sh            ASan+UBSan+LSan build (preset asan, build-asan/) and the whole C++ suite under it,
 #                                  then the Python suite against an ASan build of the extension (when it builds)
 #   scripts/sanitize.sh --tsan     ThreadSanitizer build (preset tsan, build-tsan/) and the tests that run threads:
-#                                  test_concurrency (every entry point at once) and test_stream (host waits,
-#                                  exports and queued copies of one device stream from several threads)
+#                                  test_concurrency (every entry point at once), test_stream (host waits,
+#                                  exports and queued copies of one device stream from several threads), and the
+#                                  ordering on the simulated CUDA device (test_cuda_sim: the test CUDA runtime;
+#                                  test_cuda_streams: ortdlpack's CUDA stream backend over it)
 #   scripts/sanitize.sh --no-python   skip the Python part
 # Zero reports is the pass mark: any sanitizer report fails the run (halt_on_error / abort_on_error).
 set -euo pipefail
@@ -24,7 +26,7 @@ SECONDS=0
 
 if [[ "$mode" == tsan ]]; then
   cmake --preset tsan > /dev/null
-  tsan_tests=(test_concurrency test_stream)
+  tsan_tests=(test_concurrency test_stream test_cuda_sim test_cuda_streams)
   cmake --build --preset tsan --target "${tsan_tests[@]}"
   export TSAN_OPTIONS="halt_on_error=1:second_deadlock_stack=1:suppressions=$root/tests/sanitizer/tsan.supp"
   for t in "${tsan_tests[@]}"; do

@@ -1,6 +1,7 @@
 #!/usr/bin/env bash
 # Idempotent set-up from the registries alone: Debian build tools, the Vulkan loader and Mesa's software Vulkan driver
-# (what the WebGPU EP runs on without a GPU), the pinned Python environment (.venv), the C++
+# (what the WebGPU EP runs on without a GPU), the pinned Python environment (.venv) with the plugin EP packages that
+# install here (requirements-eps.txt), the C++
 # build (build/; CMake fetches the pinned ORT SDK and dlpack.h into the per-user cache, see docs/DEPENDENCIES.md) and
 # the Python package. Each step says what it does and how long it took; a run with nothing to do prints one line.
 set -euo pipefail
@@ -81,6 +82,13 @@ if [[ ! -x .venv/bin/python ]]; then
   fi
   step_done
 fi
+# pip check, except what the EP packages of requirements-eps.txt declare (installed without their dependencies).
+eps=$(sed -E 's/[[:space:]]*#.*//; /^$/d; s/==.*//' requirements-eps.txt | paste -sd'|')
+pip_check() {
+  local report
+  report=$(.venv/bin/python -m pip check 2>&1 | grep -viE "^($eps) [^ ]+ (requires|has requirement) " || true)
+  if [[ -n $report && $report != "No broken requirements found." ]]; then echo "$report"; return 1; fi
+}
 stamp=.venv/.requirements.sha256
 if ! sha256sum --status -c "$stamp" 2>/dev/null; then
   step_start "installing the pinned Python packages of requirements.txt into .venv (torch, jax and tensorflow" \
@@ -89,8 +97,23 @@ if ! sha256sum --status -c "$stamp" 2>/dev/null; then
   # pip lists what it downloads and installs; its per-line noise about satisfied requirements is left out.
   .venv/bin/python -m pip install --progress-bar off -r requirements.txt |
     { grep --line-buffered -E "^(Collecting|Downloading|  Downloading|Installing|Successfully)" || true; }
-  .venv/bin/python -m pip check >/dev/null || { .venv/bin/python -m pip check; exit 1; }
+  pip_check || exit 1
   sha256sum requirements.txt > "$stamp"
+  step_done
+fi
+ep_stamp=.venv/.requirements-eps.sha256
+if ! sha256sum --status -c "$ep_stamp" 2>/dev/null; then
+  step_start "installing the plugin EP packages of requirements-eps.txt where they install (onnxruntime-qnn," \
+             "onnxruntime-ggml, onnxruntime-ep-openvino: ~175 MB the first time)"
+  while read -r pin; do
+    if ! out=$(.venv/bin/python -m pip install -q --progress-bar off --no-deps "$pin" 2>&1); then
+      echo "setup:   $pin does not install here, its tests skip: $(echo "$out" | grep -m1 -iE "error|no matching")"
+    else
+      echo "setup:   $pin"
+    fi
+  done < <(sed -E 's/[[:space:]]*#.*//; /^$/d' requirements-eps.txt)
+  pip_check || exit 1
+  sha256sum requirements-eps.txt > "$ep_stamp"
   step_done
 fi
 

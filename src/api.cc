@@ -79,6 +79,12 @@ uint32_t ort_runtime_api_version() {
   return g_runtime_version;
 }
 
+const char* ort_version() {
+  ort();
+  const char* text = g_base->GetVersionString();
+  return text != nullptr ? text : "of unknown version";
+}
+
 OrtEnv* env() {
   if (OrtEnv* e = g_env.load()) return e;
   std::lock_guard<std::mutex> lock(g_mutex);

@@ -4,10 +4,15 @@
 #include <climits>
 #include <cstdio>
 #include <cstdlib>
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
+#include "ep_library.h"
 #include "ort.h"
 #include "ortdlpack/device.h"
+#include "ortdlpack/ep.h"
 #include "ortdlpack/error.h"
 #include "python_adapters.h"
 
@@ -116,9 +121,11 @@ std::string name_of(DLDevice device) {
   return s + ":" + std::to_string(device.device_id);
 }
 
-DLDevice dl_device_from_name(const std::string& name) {
+namespace {
+
+// "kind:id" -> (kind, id); ":id" optional (0). Error(kInvalidArgument) for an id that is not a decimal int32.
+std::pair<std::string, int32_t> split_device_name(const std::string& name) {
   const size_t colon = name.find(':');
-  const std::string kind = name.substr(0, colon);
   int32_t id = 0;
   if (colon != std::string::npos) {
     const std::string digits = name.substr(colon + 1);
@@ -131,11 +138,35 @@ DLDevice dl_device_from_name(const std::string& name) {
     }
     id = static_cast<int32_t>(v);
   }
+  return {name.substr(0, colon), id};
+}
+
+}  // namespace
+
+DLDevice dl_device_from_name(const std::string& name) {
+  const auto [kind, id] = split_device_name(name);
   for (const DlName& row : kDlNames) {
     if (kind == row.name) return DLDevice{row.type, id};
   }
   throw Error(ErrorKind::kInvalidArgument,
               "unknown device '" + name + "' (expected e.g. 'cpu', 'cuda:0', 'ext_dev:0')");
+}
+
+const OrtEpDevice* ep_device_from_name(const std::string& name) {
+  const auto [kind, id] = split_device_name(name);
+  const std::optional<std::string> ep = kind.empty() ? std::nullopt : provider_name(kind);
+  if (!ep) {
+    throw Error(ErrorKind::kInvalidArgument, "unknown device '" + name +
+                                                 "' (expected a DLPack device such as 'cpu', 'cuda:0', 'ext_dev:0', "
+                                                 "or an execution provider with a device index such as 'qnn:0')");
+  }
+  std::vector<const OrtEpDevice*> devices = detail::ep_devices_of(*ep);
+  if (devices.empty()) devices = detail::ep_devices_of(ensure_ep(*ep));  // throws what to install
+  if (static_cast<size_t>(id) >= devices.size()) {
+    throw Error(ErrorKind::kInvalidArgument,
+                "device '" + name + "': '" + *ep + "' has devices 0.." + std::to_string(devices.size() - 1));
+  }
+  return devices[static_cast<size_t>(id)];
 }
 
 std::string describe_memory(const OrtMemoryInfo* info) {

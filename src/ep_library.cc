@@ -9,6 +9,7 @@
 #include <cctype>
 #include <cstdlib>
 #include <mutex>
+#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
@@ -25,6 +26,7 @@ namespace ortdlpack {
 namespace {
 
 using detail::EpRow;
+using detail::OptionDefault;
 
 // A library ortdlpack registered, or tried to: its absolute path and why it failed ("" registered).
 struct Attempt {
@@ -64,6 +66,18 @@ bool file_exists(const std::string& path) {
 
 bool env_has_ep(const std::string& ep_name) { return !detail::ep_devices_of(ep_name).empty(); }
 
+// Whether the running ORT has EP `ep_name` built in (GetAvailableProviders: the CPU EP, onnxruntime-gpu's CUDA EP,
+// ...; plugin EPs of the env are listed there too).
+bool built_in(const std::string& ep_name) {
+  char** names = nullptr;
+  int count = 0;
+  if (detail::failed(ort().GetAvailableProviders(&names, &count))) return false;
+  bool found = false;
+  for (int i = 0; i < count; ++i) found = found || ep_name == names[i];
+  detail::failed(ort().ReleaseAvailableProviders(names, count));
+  return found;
+}
+
 std::string env_ep_names() {
   std::vector<std::string> names;
   for (const OrtEpDevice* d : detail::env_ep_devices()) {
@@ -96,38 +110,88 @@ bool inside(const std::string& path, const std::string& folder) {
   return path.compare(0, prefix.size(), prefix) == 0;
 }
 
-// Registers the library at `path` (absolute) for EP `ep_name` once per process; later calls return the first
-// outcome. Throws Error(kUnsupported) saying why it failed. Called with the state mutex held.
-void register_once(const std::string& path, const std::string& ep_name, const char* device_hint) {
-  State& s = state();
-  for (const Attempt& a : s.attempted) {
-    if (a.path != path) continue;
-    if (!a.why.empty()) throw Error(ErrorKind::kUnsupported, a.why);
-    return;
-  }
-  std::string why;
-  // A name of ortdlpack's own: registering under a name already taken fails, and a failed second registration
-  // leaves some EPs broken (the WebGPU EP on ORT 1.31+), so ortdlpack never competes for the user's names.
-  const std::string registration = "ortdlpack:" + ep_name;
-  if (OrtStatus* status = ort().RegisterExecutionProviderLibrary(env(), registration.c_str(), path.c_str())) {
-    why = "registering " + path + " failed: " + ort().GetErrorMessage(status);
-    detail::failed(status);
-  } else if (!env_has_ep(ep_name)) {
-    why = "registered " + path + ", but it brought no '" + ep_name + "' device (" +
-          (device_hint != nullptr ? device_hint : "is its hardware and driver present?") + ")";
-  }
-  s.attempted.push_back(Attempt{path, why});
-  if (!why.empty()) throw Error(ErrorKind::kUnsupported, why);
+bool same_file(const std::string& a, const std::string& b) {
+  struct stat sa{}, sb{};
+  return ::stat(a.c_str(), &sa) == 0 && ::stat(b.c_str(), &sb) == 0 && sa.st_dev == sb.st_dev && sa.st_ino == sb.st_ino;
 }
 
-// The installed packages that may bring `ep` (a row) or, for a name no row has, any package named for it or
-// registering it. Asks the finder outside every lock of ours.
-std::vector<python::EpPackage> packages_for(const EpRow* ep, const std::string& name) {
-  python::EpPackageFinder finder = nullptr;
-  {
-    std::lock_guard<std::mutex> lock(state().mutex);
-    finder = state().finder;
+// The EP the env's EP devices from the library at `path` belong to, when it is registered already (by the user,
+// under any name: QNN and ggml then carry that name); "" when it is not.
+std::string registered_ep_of(const std::string& path) {
+  for (const OrtEpDevice* d : detail::env_ep_devices()) {
+    const OrtKeyValuePairs* metadata = ort().EpDevice_EpMetadata(d);
+    const char* p = metadata != nullptr ? ort().GetKeyValue(metadata, "library_path") : nullptr;
+    if (p != nullptr && same_file(p, path)) return ort().EpDevice_EpName(d);
   }
+  return "";
+}
+
+// A library that may bring an EP: where it is and what it is (for messages).
+struct Library {
+  std::string path;          // absolute
+  std::string ep_name;       // the EP it brings, and the name it is registered under
+  std::string what;          // "onnxruntime-ep-webgpu 0.4.0", or the path of a library shipped with ORT
+  std::string distribution;  // the package it comes from ("" for a library shipped with ORT)
+  const char* device_hint;   // why it may bring no device, or nullptr
+};
+
+// Registers `lib` once per process, under the EP's own name (what QNN and ggml take as their EP name, and what
+// onnxruntime's providers=[...] then finds), and returns the EP's name; later calls return the first outcome. A
+// library the user registered already is used under the name it has. A package's EP is then checked the way ORT
+// checks it for every session (a session on its devices): an EP library built for a newer ORT that this one refuses
+// is unregistered again, so that it never looks usable. Throws Error(kUnsupported) saying why it failed. Called
+// with the state mutex held.
+std::string register_once(const Library& lib) {
+  State& s = state();
+  for (const Attempt& a : s.attempted) {
+    if (a.path != lib.path) continue;
+    if (!a.why.empty()) throw Error(ErrorKind::kUnsupported, a.why);
+    return lib.ep_name;
+  }
+  const std::string users = registered_ep_of(lib.path);
+  if (!users.empty()) return users;
+  // A package's failures name both versions: the package's and the running ORT's.
+  const bool package = !lib.distribution.empty();
+  const std::string versions = package ? lib.what + " on ONNX Runtime " + ort_version() + ": " : "";
+  std::string why;
+  if (OrtStatus* status = ort().RegisterExecutionProviderLibrary(env(), lib.ep_name.c_str(), lib.path.c_str())) {
+    why = versions + "registering " + lib.path + " failed: " + ort().GetErrorMessage(status);
+    detail::failed(status);
+  } else if (!env_has_ep(lib.ep_name)) {
+    why = versions + "registered " + lib.path + ", but it brought no '" + lib.ep_name + "' device (" +
+          (lib.device_hint != nullptr ? lib.device_hint : "is its hardware and driver present?") + ")";
+    if (package) {  // a package's library that brings nothing leaves the env as it was
+      detail::failed(ort().UnregisterExecutionProviderLibrary(env(), lib.ep_name.c_str()));
+      why += "; it was unregistered again";
+    }
+  } else if (package) {
+    const std::string refused = detail::session_refusal(lib.ep_name, provider_options(lib.ep_name, {}));
+    if (refused.find("ort_version_supported") != std::string::npos) {  // ORT's check of the EP's API version
+      detail::failed(ort().UnregisterExecutionProviderLibrary(env(), lib.ep_name.c_str()));
+      why = versions + "ONNX Runtime " + ort_version() + " (C API " + std::to_string(ort_runtime_api_version()) +
+            ") refuses its EP (" + refused + "), so it was not registered: install a release of " + lib.distribution +
+            " built for this ONNX Runtime, or a newer onnxruntime";
+    }
+  }
+  s.attempted.push_back(Attempt{lib.path, why});
+  if (!why.empty()) throw Error(ErrorKind::kUnsupported, why);
+  return lib.ep_name;
+}
+
+python::EpPackageFinder package_finder() {
+  std::lock_guard<std::mutex> lock(state().mutex);
+  return state().finder;
+}
+
+bool brings(const python::EpPackage& p, const std::string& ep_name) {
+  return std::find(p.ep_names.begin(), p.ep_names.end(), ep_name) != p.ep_names.end();
+}
+
+// The installed packages that may bring `ep` (a row: its own distributions, else any onnxruntime-ep-* package
+// declaring its EP) or, for a name no row has, any package named for it or declaring it. Asks the finder outside
+// every lock of ours.
+std::vector<python::EpPackage> packages_for(const EpRow* ep, const std::string& name) {
+  const python::EpPackageFinder finder = package_finder();
   std::vector<python::EpPackage> found;
   if (finder == nullptr) return found;
   if (ep != nullptr) {
@@ -135,11 +199,11 @@ std::vector<python::EpPackage> packages_for(const EpRow* ep, const std::string& 
       if (d == nullptr) break;
       for (python::EpPackage& p : finder(d)) found.push_back(std::move(p));
     }
-    return found;
+    if (!found.empty()) return found;
   }
+  const std::string wanted = ep != nullptr ? ep->ep_name : name;
   for (python::EpPackage& p : finder("")) {
-    const bool registers = std::find(p.ep_names.begin(), p.ep_names.end(), name) != p.ep_names.end();
-    if (registers || p.distribution == package_for(name)) found.push_back(std::move(p));
+    if (brings(p, wanted) || (ep == nullptr && p.distribution == package_for(name))) found.push_back(std::move(p));
   }
   return found;
 }
@@ -150,18 +214,23 @@ std::string register_library(const EpRow* ep, const std::string& name) {
   const std::string dir = ep_library_dir();
   std::lock_guard<std::mutex> lock(state().mutex);
   std::string why;
-  bool tried = false;  // a library was there and registered, or failed to: installing it again would not help
-  const auto attempt = [&](const std::string& path, const std::string& ep_name) {
-    if (env_has_ep(ep_name)) return true;
+  bool tried = false;      // a library was there and registered, or failed to: installing it again would not help
+  std::string registered;  // the EP's name once a library brings it
+  const auto attempt = [&](const Library& lib) {
+    if (env_has_ep(lib.ep_name)) {
+      registered = lib.ep_name;
+      return true;
+    }
     tried = true;
     try {
-      register_once(path, ep_name, ep != nullptr ? ep->device_hint : nullptr);
+      registered = register_once(lib);
       return true;
     } catch (const Error& e) {
       why += (why.empty() ? "" : "; ") + std::string(e.what());
       return false;
     }
   };
+  const char* hint = ep != nullptr ? ep->device_hint : nullptr;
   if (ep != nullptr && ep->ort_library != nullptr) {
     const std::string path = dir.empty() ? std::string() : dir + "/" + ep->ort_library;
     if (dir.empty()) {
@@ -169,8 +238,8 @@ std::string register_library(const EpRow* ep, const std::string& name) {
           "the folder of the running ONNX Runtime could not be determined to look for " + std::string(ep->ort_library);
     } else if (!file_exists(path)) {
       why = "the installed ONNX Runtime (" + dir + ") has no " + ep->ort_library;
-    } else if (attempt(path, ep->ep_name)) {
-      return ep->ep_name;
+    } else if (attempt(Library{path, ep->ep_name, path, "", hint})) {
+      return registered;
     }
   }
   for (const python::EpPackage& p : packages) {
@@ -179,12 +248,14 @@ std::string register_library(const EpRow* ep, const std::string& name) {
           (why.empty() ? "" : "; ") + p.distribution + "'s library '" + p.library + "' is not a file of its own folder";
       continue;
     }
-    const std::string ep_name = ep != nullptr ? ep->ep_name : p.ep_names.empty() ? name : p.ep_names.front();
-    if (ep != nullptr && std::find(p.ep_names.begin(), p.ep_names.end(), ep_name) == p.ep_names.end()) {
+    const std::string ep_name = ep != nullptr                           ? ep->ep_name
+                                : brings(p, name) || p.ep_names.empty() ? name
+                                                                        : p.ep_names.front();
+    if (ep != nullptr && !brings(p, ep_name)) {
       why += (why.empty() ? "" : "; ") + p.distribution + " registers no '" + ep_name + "'";
       continue;
     }
-    if (attempt(p.library, ep_name)) return ep_name;
+    if (attempt(Library{p.library, ep_name, p.distribution + " " + p.version, p.distribution, hint})) return registered;
   }
   if (ep == nullptr) {
     throw Error(ErrorKind::kInvalidArgument,
@@ -254,6 +325,28 @@ void set_ep_library_dir(const std::string& dir) {
 std::string canonical_ep_name(const std::string& name) {
   const EpRow* ep = detail::find_ep(name);
   return ep != nullptr ? ep->ep_name : name;
+}
+
+std::optional<std::string> provider_name(const std::string& name) {
+  if (name.empty()) throw Error(ErrorKind::kInvalidArgument, "an execution provider name is empty");
+  const EpRow* ep = detail::find_ep(name);
+  const std::string ep_name = ep != nullptr ? ep->ep_name : name;
+  if (env_has_ep(ep_name) || (ep != nullptr && built_in(ep_name))) return ep_name;
+  if (!packages_for(ep, name).empty()) return register_library(ep, name);
+  if (ep != nullptr) return ep_name;  // built into ORT, or not installed: ORT says which, as for its own names
+  return std::nullopt;
+}
+
+std::vector<std::pair<std::string, std::string>> provider_options(
+    const std::string& ep_name, std::vector<std::pair<std::string, std::string>> options) {
+  const EpRow* ep = detail::find_ep(ep_name);
+  if (ep == nullptr || ep->option_default.key == nullptr) return options;
+  const OptionDefault& d = ep->option_default;
+  for (const auto& option : options) {
+    if (option.first == d.key || (d.unless != nullptr && option.first == d.unless)) return options;
+  }
+  options.emplace_back(d.key, d.value);
+  return options;
 }
 
 std::string ensure_ep(const std::string& name) {
@@ -345,6 +438,26 @@ namespace python {
 void set_ep_package_finder(EpPackageFinder finder) {
   std::lock_guard<std::mutex> lock(state().mutex);
   state().finder = finder;
+}
+
+std::vector<EpPackage> installed_ep_packages() {
+  const EpPackageFinder finder = package_finder();
+  std::vector<EpPackage> found;
+  if (finder == nullptr) return found;
+  const auto add = [&found](std::vector<EpPackage> packages) {
+    for (EpPackage& p : packages) {
+      const bool listed = std::any_of(found.begin(), found.end(),
+                                      [&p](const EpPackage& q) { return q.distribution == p.distribution; });
+      if (!listed) found.push_back(std::move(p));
+    }
+  };
+  for (const EpRow& ep : detail::ep_table()) {
+    for (const char* d : ep.packages) {
+      if (d != nullptr) add(finder(d));
+    }
+  }
+  add(finder(""));
+  return found;
 }
 
 }  // namespace python

@@ -31,6 +31,11 @@ std::vector<const OrtEpDevice*> ep_devices_of(const std::string& ep_name);
 std::vector<const OrtEpDevice*> select_ep_devices(const std::string& name,
                                                   const std::vector<std::pair<std::string, std::string>>& options);
 
+// Why ORT refuses a session on EP `ep_name`'s devices with these provider options (a model of one Add, which the
+// CPU EP runs where the EP claims nothing): ORT's message, "" when the session is created. Registers nothing.
+std::string session_refusal(const std::string& ep_name,
+                            const std::vector<std::pair<std::string, std::string>>& options);
+
 // Whether an ORT distribution ships the library of EP `name` (canonical_ep_name() applied) next to ORT.
 bool ships_with_ort(const std::string& name);
 

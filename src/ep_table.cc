@@ -21,19 +21,22 @@ constexpr OrtDeviceMemoryType kHost = OrtDeviceMemoryType_HOST_ACCESSIBLE;
 // The one table. CPU memory is no row (device type CPU is always kDLCPU), nor is the HOST_ACCESSIBLE memory of a
 // vendor without a host DLPack type of its own: it is plain host memory, kDLCPU (device.cc).
 constexpr EpRow kRows[] = {
-    {"CPUExecutionProvider", {"cpu", "CPU"}, 0, {}, nullptr, {}, "", nullptr, StreamBackend::kNone, nullptr, false},
-    // NVIDIA: the CUDA EP ships as a library of onnxruntime-gpu, unregistered until ortdlpack registers it.
+    {"CPUExecutionProvider", {"cpu", "CPU"}, 0, {}, nullptr, {}, "", nullptr, StreamBackend::kNone, nullptr, false, {}},
+    // NVIDIA: the CUDA EP ships as a library of onnxruntime-gpu (built in, or as a plugin it registers itself), or as
+    // a plugin EP package of its own (onnxruntime-ep-cuda13/-cuda12, module onnxruntime_ep_cuda). Whichever brings
+    // it, its memory is NVIDIA memory and its sync streams' handles are cudaStream_ts.
     {"CUDAExecutionProvider",
      {"cuda", "CUDA"},
      kVendorNvidia,
      {{"Cuda", kGpu, kDefault, kDLCUDA}, {"CudaPinned", kGpu, kHost, kDLCUDAHost}},
      ORTDLPACK_LIB("onnxruntime_providers_cuda"),
-     {},
-     "pip install onnxruntime-gpu",
+     {"onnxruntime-ep-cuda13", "onnxruntime-ep-cuda12"},
+     "pip install onnxruntime-gpu (or the CUDA EP package onnxruntime-ep-cuda13 / -cuda12)",
      "is an NVIDIA GPU and its driver present?",
      StreamBackend::kCudaRuntime,
      "user_compute_stream",
-     true},
+     true,
+     {}},
     {"TensorrtExecutionProvider",
      {"tensorrt", "trt", "TensorRT"},
      kVendorNvidia,
@@ -44,7 +47,8 @@ constexpr EpRow kRows[] = {
      "are an NVIDIA GPU, its driver and TensorRT present?",
      StreamBackend::kCudaRuntime,
      "user_compute_stream",
-     true},
+     true,
+     {}},
     // The TensorRT RTX EP (a package of its own, CUDA 12 and 13 builds) allocates CUDA memory itself. Its package
     // must be imported for its library to load (it links its bundled TensorRT and CUDA runtime): the finder does.
     {"NvTensorRTRTXExecutionProvider",
@@ -57,7 +61,8 @@ constexpr EpRow kRows[] = {
      "is an NVIDIA RTX GPU and its driver present?",
      StreamBackend::kCudaRuntime,
      "user_compute_stream",
-     true},
+     true,
+     {}},
     // AMD.
     {"MIGraphXExecutionProvider",
      {"migraphx", "MIGraphX", "rocm"},
@@ -69,7 +74,8 @@ constexpr EpRow kRows[] = {
      "is an AMD GPU and ROCm present?",
      StreamBackend::kNone,
      nullptr,
-     false},
+     false,
+     {}},
     // Intel: onnxruntime-openvino ships the library next to ORT; onnxruntime-ep-openvino is the plugin package (whose
     // tensors live in host-accessible memory: kDLCPU). Intel GPU memory, where an EP exposes it, is oneAPI's.
     {"OpenVINOExecutionProvider",
@@ -79,10 +85,11 @@ constexpr EpRow kRows[] = {
      ORTDLPACK_LIB("onnxruntime_providers_openvino"),
      {"onnxruntime-ep-openvino"},
      "pip install onnxruntime-ep-openvino (or onnxruntime-openvino)",
-     "is Intel hardware OpenVINO supports present?",
+     "its factory offers Intel hardware only (CPU vendor 0x8086, Intel GPUs and NPUs)",
      StreamBackend::kNone,
      nullptr,
-     false},
+     false,
+     {}},
     // Apple: the MLX EP keeps its I/O in CPU memory (unified memory: kDLCPU); Apple GPU memory, where an EP
     // exposes it, is Metal's.
     {"MLXExecutionProvider",
@@ -95,7 +102,8 @@ constexpr EpRow kRows[] = {
      "MLX runs on Apple silicon only",
      StreamBackend::kNone,
      nullptr,
-     false},
+     false,
+     {}},
     // WebGPU buffers: handles, not addresses (only a WebGPU consumer can read them). ORT reports them with vendor 0.
     {"WebGpuExecutionProvider",
      {"webgpu", "WebGPU"},
@@ -108,7 +116,38 @@ constexpr EpRow kRows[] = {
      "and ORT_WEBGPU_EP_ALLOW_SOFTWARE_ADAPTER=1 in the environment",
      StreamBackend::kNone,
      nullptr,
-     false},
+     false,
+     {}},
+    // Qualcomm: the QNN EP package (onnxruntime-qnn >= 2, module onnxruntime_qnn). Its tensors live in host memory
+    // (its HTP shared memory is HOST_ACCESSIBLE: kDLCPU). It cannot choose a QNN backend by itself on every host
+    // (x86_64 Linux: "Could not determine default backend path"): HTP (the NPU; a simulator on x86_64) unless the
+    // caller names a backend library.
+    {"QNNExecutionProvider",
+     {"qnn", "QNN"},
+     kVendorQualcomm,
+     {},
+     nullptr,
+     {"onnxruntime-qnn"},
+     "pip install onnxruntime-qnn",
+     nullptr,
+     StreamBackend::kNone,
+     nullptr,
+     false,
+     {"backend_type", "htp", "backend_path"}},
+    // ggml's EP (onnxruntime-ggml, module onnxruntime_ggml): host memory; it runs on the CPU, or on a GPU through
+    // ggml's own Vulkan backend (provider option device=gpu) with its buffers still host memory to ORT.
+    {"ggml",
+     {"GGML"},
+     0,
+     {},
+     nullptr,
+     {"onnxruntime-ggml"},
+     "pip install onnxruntime-ggml",
+     "onnxruntime-ggml 0.2 needs ONNX Runtime >= 1.29 and says why on stderr",
+     StreamBackend::kNone,
+     nullptr,
+     false,
+     {}},
 };
 
 template <class Rows>

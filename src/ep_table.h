@@ -31,20 +31,31 @@ struct MemoryRow {
   DLDeviceType dl_type;
 };
 
+// A provider option an EP needs to be usable, and the value ortdlpack gives it when the caller sets neither it nor
+// the option that replaces it (docs/devices.md lists them).
+struct OptionDefault {
+  const char* key;  // nullptr: the EP needs none
+  const char* value;
+  const char* unless;  // another option that makes `key` unnecessary, or nullptr
+};
+
 struct EpRow {
-  const char* ep_name;     // the EP's name in ORT (OrtEpDevice EP name, session provider name)
+  const char* ep_name;     // the EP's name in ORT (OrtEpDevice EP name, session provider name); a library is
+                           // registered under it (EPs that name themselves after their registration take it)
   const char* aliases[4];  // the other names users write ("cuda", "CUDA", ...); nullptr-terminated
   uint32_t vendor_id;      // PCI vendor id of the memory it owns; 0 when ORT reports its memory with vendor 0
   MemoryRow memory[2];     // the memory it owns ({nullptr} ends the list); none: it uses another row's memory
   // Where its library comes from (neither: built into every ORT, never registered). Both may be set: an ORT
   // distribution ships it (onnxruntime-openvino) and so does an EP package of its own (onnxruntime-ep-openvino).
   const char* ort_library;  // the library's file name in the running ORT's folder, or nullptr
-  const char* packages[3];  // installed Python distributions that bring it (onnxruntime-ep-*), nullptr-terminated
+  const char* packages[4];  // installed Python distributions that bring it, nullptr-terminated; an onnxruntime-ep-*
+                            // package declaring its EP name is found too
   const char* install;      // what a user installs to get it
   const char* device_hint;  // why its library may bring no device (what the EP needs), or nullptr
   StreamBackend streams;
   const char* compute_stream_option;  // the provider option naming a caller's compute stream, or nullptr
   bool zero_is_default_stream;        // stream handle 0 names the device's default stream (CUDA: ORT then uses its own)
+  OptionDefault option_default;       // a provider option it cannot do without, defaulted
 };
 
 // Every row, in table order. Memory may be owned by several rows (NVIDIA memory: the CUDA EP's and the TensorRT RTX

@@ -107,10 +107,11 @@ bool runs_with_values(const RunPlan& plan);
 
 // --- installed EP packages ---------------------------------------------------------------------------------------
 
-// An installed EP package, as its installer wrote it: its folder (where its files are), the library it brings and
-// the EP names it registers.
+// An installed EP package, as its installer wrote it: its version, its folder (where its files are), the library it
+// brings and the EP names it registers.
 struct EpPackage {
   std::string distribution;
+  std::string version;
   std::string folder;
   std::string library;
   std::vector<std::string> ep_names;
@@ -123,5 +124,9 @@ using EpPackageFinder = std::vector<EpPackage> (*)(const std::string& distributi
 
 // Installs the finder ensure_ep() asks for EP packages (none by default: then only ORT's folder is searched).
 void set_ep_package_finder(EpPackageFinder finder);
+
+// Every installed EP package the finder reports: the EP table's distributions (onnxruntime-qnn, ...) and every
+// onnxruntime-ep-* one, each once. Registers nothing (show_config lists them).
+std::vector<EpPackage> installed_ep_packages();
 
 }  // namespace ortdlpack::python

@@ -215,7 +215,7 @@ struct Created {
       }
       providers.push_back(ep);
       std::vector<const OrtEpDevice*> devices = detail::select_ep_devices(ep, p.options);
-      std::vector<std::pair<std::string, std::string>> ep_options = p.options;
+      std::vector<std::pair<std::string, std::string>> ep_options = provider_options(ep, p.options);  // QNN: htp
       if (config.stream && ep != kCpuEp) stream = caller_stream(config, ep, devices, ep_options);
       std::vector<const char*> keys, values;
       for (const auto& [key, value] : ep_options) {

@@ -2,6 +2,7 @@
 // loaded by torch or the CUDA EP; the process's runtime is trusted to be the one the EP uses (docs/streams.md).
 #include <dlfcn.h>
 
+#include <cstdint>
 #include <initializer_list>
 #include <type_traits>
 
@@ -91,7 +92,16 @@ class Cuda final : public NativeStreams {
     rt_.event_destroy(event);  // legal while the wait is pending
     return e;
   }
-  int synchronize(void* stream) const override { return rt_.stream_synchronize(stream); }
+  int synchronize(void* stream) const override {
+    // 0, cudaStreamLegacy (1) and cudaStreamPerThread (2) name a default stream of the current device (a caller's
+    // stream 0): this backend's device must be the current one.
+    if (reinterpret_cast<uintptr_t>(stream) <= 2) {
+      CurrentDevice current(rt_, device_);
+      if (int e = current.status()) return e;
+      return rt_.stream_synchronize(stream);
+    }
+    return rt_.stream_synchronize(stream);
+  }
   int launch_host_func(void* stream, void (*fn)(void*), void* user_data) const override {
     return rt_.launch_host_func != nullptr ? rt_.launch_host_func(stream, fn, user_data) : -1;
   }

@@ -31,6 +31,9 @@ uint32_t ort_api_version();
 // between ORT releases rather than API versions.
 uint32_t ort_runtime_api_version();
 
+// The running ORT's version, as it reports it ("1.32.0"): for messages that name it.
+const char* ort_version();
+
 // The ORT environment (created on first use if init() was not given one; never released: ORT tears it down).
 OrtEnv* env();
 

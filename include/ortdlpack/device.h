@@ -24,6 +24,7 @@ inline constexpr uint32_t kVendorNvidia = 0x10DE;
 inline constexpr uint32_t kVendorAmd = 0x1002;
 inline constexpr uint32_t kVendorIntel = 0x8086;
 inline constexpr uint32_t kVendorApple = 0x106B;
+inline constexpr uint32_t kVendorQualcomm = 0x5143;
 
 // The OrtEpDevice metadata key through which an EP declares the DLPack device type of its memory
 // (decimal DLDeviceType, e.g. "12" for kDLExtDev).
@@ -76,6 +77,12 @@ std::string name_of(DLDevice device);
 // Parses "cpu", "cuda", "cuda:1", ... (":id" optional, default 0). Error(kInvalidArgument) for unknown names
 // and invalid ids.
 DLDevice dl_device_from_name(const std::string& name);
+
+/// \brief The EP device an execution provider's device name names: "qnn:0", "ggml", "VirtualDeviceEP:1" (the EP by
+/// any name provider_name() takes (ep.h), ":id" its index among the EP's devices, default 0), the EP's package
+/// registered when needed. Error(kInvalidArgument) for a name that is no EP ortdlpack knows and for an index the EP
+/// has no device at; Error(kUnsupported) saying what to install for a known EP the env lacks.
+const OrtEpDevice* ep_device_from_name(const std::string& name);
 
 // "VirtualDevice:1 (NPU, vendor 0xD1A9, DEFAULT memory)": how error messages name ORT memory.
 std::string describe_memory(const OrtMemoryInfo* info);

@@ -9,11 +9,18 @@
 //   folder the caller names (set_ep_library_dir), or the files of an installed EP package as its installer wrote
 //   them (the Python package finds them through importlib.metadata) — never the working directory or a search path
 //   an environment variable can steer: the path handed to ORT is always absolute;
-// - only the EPs of the one EP table (docs/devices.md), and EP packages that follow the onnxruntime-ep-<name>
-//   convention. An EP the env already has (registered by the user under any name) is used as it is.
+// - only the EPs of the one EP table (docs/devices.md) and the packages its rows name (onnxruntime-qnn,
+//   onnxruntime-ggml, ...), and EP packages that follow the onnxruntime-ep-<name> convention. An EP the env already
+//   has (registered by the user under any name) is used as it is.
+// A library is registered under the EP's own name (QNN and ggml name their EP after the registration), so that
+// onnxruntime finds it by that name too. An EP package the running ORT cannot host (built for a newer ORT, which
+// this one refuses) is not registered, and asking for it says why, with both versions.
 #pragma once
 
+#include <optional>
 #include <string>
+#include <utility>
+#include <vector>
 
 namespace ortdlpack {
 
@@ -21,6 +28,24 @@ namespace ortdlpack {
 // "cpu", "tensorrt"/"trt", "tensorrt_rtx", "migraphx", "openvino", "mlx", "webgpu" likewise; any other name is
 // returned as given (a plugin EP registered by the caller, or one ensure_ep() finds as a package).
 std::string canonical_ep_name(const std::string& name);
+
+/// \brief The EP's name in ORT for a provider name users write, its plugin library registered when needed.
+///
+/// For onnxruntime's `providers=[...]` and `ep=`: "webgpu", "qnn", "QNNExecutionProvider", "ggml", "cuda", ... An EP
+/// the env has (its EP devices are there) -> its name. An EP an installed package brings (onnxruntime-ep-*,
+/// onnxruntime-qnn, onnxruntime-ggml, the CUDA EP packages) -> its library registered once, under the EP's own
+/// name, then its name. An EP of the table that is neither (built into the running ORT, e.g. the CUDA EP of
+/// onnxruntime-gpu, or not installed) -> its name, registering nothing: ORT decides, as for its own names.
+/// std::nullopt for any other name (not an EP ortdlpack knows: ORT gets it as written). Error(kInvalidArgument)
+/// for ""; Error(kUnsupported) saying why when an installed package cannot be used (the running ORT cannot host it:
+/// both versions; its library failed to register or brought no device).
+std::optional<std::string> provider_name(const std::string& name);
+
+/// \brief The provider options of a session on EP `ep_name`, with the default of an option the EP cannot do
+/// without added when the caller set neither it nor its alternative: QNN's backend_type=htp unless backend_type or
+/// backend_path is set (docs/devices.md). Other EPs' options come back as given.
+std::vector<std::pair<std::string, std::string>> provider_options(
+    const std::string& ep_name, std::vector<std::pair<std::string, std::string>> options);
 
 // Makes sure the env has the EP `name` names (canonical_ep_name() applied): registers its library when the env lacks
 // it, once. Returns the EP's name in ORT. Error(kInvalidArgument) for "" and for a name that no table row, no EP of

@@ -86,7 +86,7 @@ OrtStatus* VdFactory::EnsureHardwareDevices() noexcept {
   api_.AddKeyValuePair(md, "is_virtual", "1");  // kOrtHardwareDevice_MetadataKey_IsVirtual
   OrtStatus* st = nullptr;
   for (uint32_t i = 0; i < kNumDevices && st == nullptr; ++i) {
-    st = ep_api_.CreateHardwareDevice(OrtHardwareDeviceType_NPU, kVendorId, i, kVendor, md, &hw_[i]);
+    st = ep_api_.CreateHardwareDevice(kHardwareType, kVendorId, i, kVendor, md, &hw_[i]);
   }
   api_.ReleaseKeyValuePairs(md);  // ORT copied it
   if (st != nullptr) {
@@ -104,7 +104,7 @@ OrtStatus* VdFactory::MakeEpDevice(uint32_t id, OrtEpDevice** out) noexcept {
   api_.CreateKeyValuePairs(&md);
   if (md == nullptr) return api_.CreateStatus(ORT_FAIL, "ortdlpack virtual device: CreateKeyValuePairs failed");
   // The DLPack convention (README): which DLDeviceType this device's DEFAULT memory is, as a decimal string.
-  api_.AddKeyValuePair(md, ORTDLPACK_VD_DLPACK_DEVICE_TYPE_KEY, kDlpackDeviceType);
+  if (kDlpackDeviceType != nullptr) api_.AddKeyValuePair(md, ORTDLPACK_VD_DLPACK_DEVICE_TYPE_KEY, kDlpackDeviceType);
   // No "version" key: ORT adds it from GetVersion and rejects metadata that sets it.
   OrtEpDevice* dev = nullptr;
   OrtStatus* st = ep_api_.CreateEpDevice(this, hw_[id], md, /*ep_options*/ nullptr, &dev);

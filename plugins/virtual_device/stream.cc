@@ -44,6 +44,30 @@ std::unordered_set<const void*>& Registry() {
   return *live;
 }
 
+// An event of the C ABI (ortdlpack_vd_event_*): the one-shot VdEvent of its latest record (NULL: never recorded).
+// Queued waits and signals hold that VdEvent, so destroying the handle never cuts them short.
+struct EventHandle {
+  std::mutex m;
+  std::shared_ptr<VdEvent> latest;
+};
+std::mutex& EventsMutex() noexcept {
+  static std::mutex m;
+  return m;
+}
+std::unordered_set<const void*>& Events() {
+  static auto* live = new std::unordered_set<const void*>();  // process lifetime, as the stream registry
+  return *live;
+}
+// The latest record of a live event (NULL when never recorded); false for a handle that is no live event.
+bool LatestRecord(void* handle, std::shared_ptr<VdEvent>& latest) noexcept {
+  std::lock_guard<std::mutex> lock(EventsMutex());
+  if (handle == nullptr || Events().count(handle) == 0) return false;
+  auto* e = static_cast<EventHandle*>(handle);
+  std::lock_guard<std::mutex> event_lock(e->m);
+  latest = e->latest;
+  return true;
+}
+
 // ORT's notification on a producer stream: Activate records an event at the current end of the producer's queue;
 // a consumer waits for it on its own queue (a virtual-device stream) or on the host.
 class VdNotification : public OrtSyncNotificationImpl {
@@ -91,6 +115,11 @@ void VdEvent::Signal() noexcept {
 void VdEvent::WaitHost() noexcept {
   std::unique_lock<std::mutex> lock(m_);
   cv_.wait(lock, [&] { return done_; });
+}
+
+bool VdEvent::Done() noexcept {
+  std::lock_guard<std::mutex> lock(m_);
+  return done_;
 }
 
 uint64_t StreamDelayUs() noexcept { return Delay().load(std::memory_order_relaxed); }
@@ -414,10 +443,77 @@ ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_launch_host_func(void* stream, void 
   return s != nullptr && s->EnqueueHostFunc(fn, user_data) ? 0 : -1;
 }
 
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_device(void* stream) {
+  VdStream* s = VdStream::FromHandle(stream);
+  return s != nullptr ? static_cast<int>(s->device_id()) : -1;
+}
+
+ORTDLPACK_VD_EXPORT void* ortdlpack_vd_event_create(void) {
+  auto* e = new (std::nothrow) ortdlpack::vd::EventHandle();
+  if (e == nullptr) return nullptr;
+  try {
+    std::lock_guard<std::mutex> lock(ortdlpack::vd::EventsMutex());
+    ortdlpack::vd::Events().insert(e);
+  } catch (...) {
+    delete e;
+    return nullptr;
+  }
+  return e;
+}
+
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_event_destroy(void* event) {
+  {
+    std::lock_guard<std::mutex> lock(ortdlpack::vd::EventsMutex());
+    if (event == nullptr || ortdlpack::vd::Events().erase(event) == 0) return -1;
+  }
+  delete static_cast<ortdlpack::vd::EventHandle*>(event);  // queued signals and waits hold their VdEvent
+  return 0;
+}
+
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_event_record(void* event, void* stream) {
+  VdStream* s = VdStream::FromHandle(stream);
+  if (s == nullptr) return -1;
+  std::shared_ptr<ortdlpack::vd::VdEvent> record;
+  try {
+    record = std::make_shared<ortdlpack::vd::VdEvent>();
+  } catch (...) {
+    return -1;
+  }
+  std::lock_guard<std::mutex> lock(ortdlpack::vd::EventsMutex());  // the handle stays live meanwhile
+  if (event == nullptr || ortdlpack::vd::Events().count(event) == 0) return -1;
+  if (!s->EnqueueSignal(record)) return -1;
+  auto* e = static_cast<ortdlpack::vd::EventHandle*>(event);
+  std::lock_guard<std::mutex> event_lock(e->m);
+  e->latest = std::move(record);
+  return 0;
+}
+
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_wait_event(void* stream, void* event) {
+  VdStream* s = VdStream::FromHandle(stream);
+  std::shared_ptr<ortdlpack::vd::VdEvent> latest;
+  if (s == nullptr || !ortdlpack::vd::LatestRecord(event, latest)) return -1;
+  if (latest == nullptr) return 0;  // never recorded: nothing to wait for
+  return s->EnqueueWait(std::move(latest)) ? 0 : -1;
+}
+
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_event_synchronize(void* event) {
+  std::shared_ptr<ortdlpack::vd::VdEvent> latest;
+  if (!ortdlpack::vd::LatestRecord(event, latest)) return -1;
+  if (latest != nullptr) latest->WaitHost();
+  return 0;
+}
+
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_event_query(void* event) {
+  std::shared_ptr<ortdlpack::vd::VdEvent> latest;
+  if (!ortdlpack::vd::LatestRecord(event, latest)) return -1;
+  return latest == nullptr || latest->Done() ? 1 : 0;
+}
+
 ORTDLPACK_VD_EXPORT void ortdlpack_vd_set_host_funcs(int enabled) {
   ortdlpack::vd::HostFuncs().store(enabled != 0, std::memory_order_relaxed);
 }
 
+#if !ORTDLPACK_VD_CUDA  // the CUDA flavor's streams are waited for through the CUDA runtime, as a GPU's are
 ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_launch_host_func(void* stream, void (*fn)(void*), void* user_data) {
   if (!ortdlpack::vd::HostFuncs().load(std::memory_order_relaxed)) return -1;
   return ortdlpack_vd_stream_launch_host_func(stream, fn, user_data);
@@ -430,5 +526,6 @@ ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_wait(void* waiter, void* producer) {
 ORTDLPACK_VD_EXPORT int ortdlpack_ep_stream_synchronize(void* stream) {
   return ortdlpack_vd_stream_synchronize(stream);
 }
+#endif
 
 }  // extern "C"

@@ -26,6 +26,7 @@ class VdEvent {
  public:
   void Signal() noexcept;
   void WaitHost() noexcept;
+  bool Done() noexcept;
 
  private:
   std::mutex m_;

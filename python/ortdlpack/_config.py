@@ -1,29 +1,29 @@
 """``ortdlpack.show_config()`` and ``python -m ortdlpack``: what a bug report needs, as this process sees it.
 
-The versions and the installed distributions come from the packages themselves (``importlib.metadata``); what the
-env's EP devices are to ortdlpack (their memory, the DLPack device each is exported as, whether ortdlpack orders
-work there with a stream) comes from the C++ core (``_ortdlpack._ep_device_config``).
+The versions and the installed distributions come from the packages' metadata (``importlib.metadata``): nothing
+here imports a framework, so asking for a bug report never changes the process it reports on (tensorflow's LLVM
+symbols, once loaded, crash Mesa's software Vulkan: docs/devices.md). The installed EP packages and what the env's
+EP devices are to ortdlpack (their memory, the DLPack device each is exported as, whether ortdlpack orders work there
+with a stream) come from the C++ core (``_ortdlpack._ep_packages``, ``_ortdlpack._ep_device_config``).
 """
 
 from __future__ import annotations
 
-import importlib
 import importlib.metadata as metadata
-import importlib.util
 import os
 import sys
 
 import onnxruntime as _ort
 
-from . import _ep_packages, _ortdlpack
+from . import _ortdlpack
 
 # The array type of each framework whose version and DLPack C exchange API (__dlpack_c_exchange_api__) are reported.
 _FRAMEWORKS = (("numpy", "ndarray"), ("torch", "Tensor"), ("cupy", "ndarray"), ("jax", "Array"),
                ("tensorflow", "Tensor"))
 
 
-def _onnxruntime_lines() -> list[str]:
-    dists = metadata.packages_distributions().get("onnxruntime", [])
+def _onnxruntime_lines(distributions: dict[str, list[str]]) -> list[str]:
+    dists = distributions.get("onnxruntime", [])
     provided = ", ".join(f"{d} {metadata.version(d)}" for d in dict.fromkeys(dists)) or "no distribution found"
     lines = [f"onnxruntime {_ort.__version__} (C API version in use {_ortdlpack._ort_api_version()}), "
              f"from {provided}, at {os.path.dirname(_ort.__file__)}"]
@@ -33,9 +33,9 @@ def _onnxruntime_lines() -> list[str]:
     libraries = sorted(f for f in (os.listdir(folder) if os.path.isdir(folder) else [])
                        if f.startswith(("libonnxruntime_providers_", "onnxruntime_providers_")))
     lines.append(f"EP libraries shipped with it ({folder}): {', '.join(libraries) or 'none'}")
-    packages = _ep_packages.find("")
-    lines.append("EP packages (onnxruntime-ep-*):" + ("" if packages else " none"))
-    lines += [f"  {dist} {metadata.version(dist)}: {', '.join(names)} ({library})" for dist, _, library, names in packages]
+    packages = _ortdlpack._ep_packages()
+    lines.append("EP packages:" + ("" if packages else " none"))
+    lines += [f"  {dist} {version}: {', '.join(names)} ({library})" for dist, version, library, names in packages]
     return lines
 
 
@@ -59,19 +59,24 @@ def _device_lines() -> list[str]:
     return lines
 
 
-def _framework_lines() -> list[str]:
+def _framework_lines(distributions: dict[str, list[str]]) -> list[str]:
     found = []
     for module, array in _FRAMEWORKS:
-        if importlib.util.find_spec(module) is None:
+        dists = list(dict.fromkeys(distributions.get(module, [])))
+        if not dists:
             found.append(f"{module}: not installed")
             continue
+        dist = dists[0]
         try:
-            m = importlib.import_module(module)
-        except Exception as e:
-            found.append(f"{module}: installed, import failed ({type(e).__name__}: {e})")
+            version = metadata.version(dist)
+        except metadata.PackageNotFoundError:  # metadata that disappeared since the scan
+            found.append(f"{module}: not installed")
             continue
-        exchange = "yes" if hasattr(getattr(m, array, None), "__dlpack_c_exchange_api__") else "no"
-        found.append(f"{module} {getattr(m, '__version__', '?')} (C exchange API: {exchange})")
+        loaded = sys.modules.get(module)  # asked only where the caller imported it already
+        exchange = ("not checked, not imported" if loaded is None else
+                    "yes" if hasattr(getattr(loaded, array, None), "__dlpack_c_exchange_api__") else "no")
+        source = "" if dist.replace("_", "-").lower() == module else f" from {dist}"
+        found.append(f"{module} {version}{source} (C exchange API: {exchange})")
     return ["Frameworks: " + "; ".join(found)]
 
 
@@ -79,9 +84,11 @@ def show_config(file=None) -> None:
     """Prints what a bug report about ortdlpack needs: the versions of ortdlpack, DLPack, onnxruntime (and the C API
     version in use), which onnxruntime distribution is installed, the EP libraries shipped with it and the installed
     EP packages, the environment's EP devices (their memory, the DLPack device each maps to, whether ortdlpack has
-    streams there) and the frameworks found (version, DLPack C exchange API). ``python -m ortdlpack`` prints it."""
+    streams there) and the frameworks installed (version from their metadata, and the DLPack C exchange API of those
+    already imported: it imports none). ``python -m ortdlpack`` prints it."""
     major, minor = _ortdlpack.DLPACK_VERSION
     lines = [f"ortdlpack {_ortdlpack.__version__} (DLPack {major}.{minor}), at {os.path.dirname(__file__)}",
              f"Python {sys.version.split()[0]} ({sys.executable})"]
-    lines += _onnxruntime_lines() + _device_lines() + _framework_lines()
+    distributions = metadata.packages_distributions()
+    lines += _onnxruntime_lines(distributions) + _device_lines() + _framework_lines(distributions)
     print("\n".join(lines), file=file if file is not None else sys.stdout)

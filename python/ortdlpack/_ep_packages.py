@@ -1,8 +1,9 @@
-"""Installed EP packages (``onnxruntime-ep-<name>``), read the way their installer wrote them.
+"""Installed EP packages (``onnxruntime-ep-<name>``, and those the EP table names: ``onnxruntime-qnn``,
+``onnxruntime-ggml``, ...), read the way their installer wrote them.
 
 The core (``src/ep_library.cc``) asks for them when an entry point needs an EP the environment lacks (an
-``ortdlpack.Session(model, ep="webgpu")``, a tensor on that EP's device); which EP, which package and what to check
-are the core's decisions. This module only reads installed distributions: a package is found through its
+``ortdlpack.Session(model, ep="qnn")``, a provider name, a tensor on that EP's device); which EP, which package and
+what to check are the core's decisions. This module only reads installed distributions: a package is found through its
 distribution's own file list (``importlib.metadata``), and its module is loaded from that file, never by importing
 whatever module of that name ``sys.path`` offers first (interactive Python puts the working directory there).
 """
@@ -51,7 +52,7 @@ def _load(name: str, init: str):
     return module
 
 
-def _package(dist: metadata.Distribution) -> tuple[str, str, str, list[str]] | None:
+def _package(dist: metadata.Distribution) -> tuple[str, str, str, str, list[str]] | None:
     found = _module_file(dist)
     if found is None:
         return None
@@ -59,8 +60,8 @@ def _package(dist: metadata.Distribution) -> tuple[str, str, str, list[str]] | N
     module = _load(name, init)
     if module is None:
         return None
-    # The convention (get_library_path, get_ep_names / get_ep_name) and the older one onnxruntime-ep-mlx keeps
-    # (library_path, ep_name / EP_NAME).
+    # The convention (get_library_path, get_ep_names / get_ep_name; onnxruntime-qnn too) and the older one
+    # onnxruntime-ep-mlx and onnxruntime-ggml keep (library_path, ep_name / EP_NAME).
     library_path = getattr(module, "get_library_path", None) or getattr(module, "library_path", None)
     if library_path is None:
         return None
@@ -73,12 +74,12 @@ def _package(dist: metadata.Distribution) -> tuple[str, str, str, list[str]] | N
     else:
         return None
     library = os.path.realpath(str(library_path()))
-    return dist.metadata["Name"], os.path.dirname(init), library, ep_names
+    return dist.metadata["Name"], dist.version, os.path.dirname(init), library, ep_names
 
 
-def find(distribution: str) -> list[tuple[str, str, str, list[str]]]:
-    """(distribution, folder, library, EP names) of the installed EP package `distribution`, or of every installed
-    ``onnxruntime-ep-*`` package when `distribution` is empty. An unreadable package is left out."""
+def find(distribution: str) -> list[tuple[str, str, str, str, list[str]]]:
+    """(distribution, version, folder, library, EP names) of the installed EP package `distribution`, or of every
+    installed ``onnxruntime-ep-*`` package when `distribution` is empty. An unreadable package is left out."""
     if distribution:
         try:
             dists = [metadata.distribution(distribution)]

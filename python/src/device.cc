@@ -2,6 +2,7 @@
 // this file converts Python objects:
 //
 //   "cpu", "cuda", "cuda:1", "rocm:0", "ext_dev:0", ...   DLPack device type names (lower case, ":id" optional)
+//   "qnn:0", "ggml", "VirtualDeviceEP:1", ...             an EP's device by the EP's name (host memory: "cpu")
 //   (2, 0)                                                 a (dl_device_type, device_id) tuple, as __dlpack_device__
 //   returns onnxruntime.OrtEpDevice                               an EP device of the env: its DEFAULT memory
 //   ortdlpack.Device                                      itself
@@ -15,11 +16,20 @@
 namespace ortdlpack::py {
 namespace {
 
-// An onnxruntime.OrtEpDevice, whose DEFAULT memory names the device exactly.
-Device from_ep_device(nb::handle ep) {
-  const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(ep_device_of(ep), OrtDeviceMemoryType_DEFAULT);
-  if (memory == nullptr) return Device{};  // EPs that use plain CPU memory (the CPU EP) declare none
+// An EP device, whose DEFAULT memory names the device exactly.
+Device from_ep_device(const OrtEpDevice* ep) {
+  const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(ep, OrtDeviceMemoryType_DEFAULT);
+  if (memory == nullptr) return Device{};  // EPs that use plain host memory (the CPU EP, QNN, ggml) declare none
   return Device{to_dlpack_device(memory), memory};
+}
+
+// A device name: a DLPack device ("cuda:0"), else an EP's device ("qnn:0").
+Device from_name(const std::string& name) {
+  try {
+    return Device{dl_device_from_name(name)};
+  } catch (const Error&) {
+    return from_ep_device(ep_device_from_name(name));
+  }
 }
 
 PyTypeObject* ep_device_type() {
@@ -63,8 +73,8 @@ const OrtEpDevice* ep_device_of(nb::handle ep) {
 Device to_device(nb::handle spec, const char* what) {
   if (nb::isinstance<Device>(spec)) return nb::cast<Device>(spec);
   try {
-    if (PyUnicode_Check(spec.ptr())) return Device{dl_device_from_name(nb::cast<std::string>(spec))};
-    if (PyObject_TypeCheck(spec.ptr(), ep_device_type())) return from_ep_device(spec);
+    if (PyUnicode_Check(spec.ptr())) return from_name(nb::cast<std::string>(spec));
+    if (PyObject_TypeCheck(spec.ptr(), ep_device_type())) return from_ep_device(ep_device_of(spec));
   } catch (const Error& e) {  // the core's reason, with the argument's name in front
     throw e.reworded(std::string(what) + ": " + e.what());
   }

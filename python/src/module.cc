@@ -5,9 +5,16 @@
 // already holds) and calls RegisterCustomOps with its own OrtApiBase, which initialises the core.
 #include <atomic>
 #include <cstdint>
+#include <map>
+#include <optional>
 #include <string>
+#include <tuple>
+#include <vector>
 
+#include <nanobind/stl/map.h>
+#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
+#include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
 #include "common.h"
@@ -85,7 +92,8 @@ std::vector<python::EpPackage> find_ep_packages(const std::string& distribution)
     nb::object found = nb::module_::import_("ortdlpack._ep_packages").attr("find")(distribution);
     for (nb::handle p : found) {
       packages.push_back(python::EpPackage{nb::cast<std::string>(p[0]), nb::cast<std::string>(p[1]),
-                                           nb::cast<std::string>(p[2]), nb::cast<std::vector<std::string>>(p[3])});
+                                           nb::cast<std::string>(p[2]), nb::cast<std::string>(p[3]),
+                                           nb::cast<std::vector<std::string>>(p[4])});
     }
   } catch (const std::exception&) {  // nb::python_error included: an unreadable package is none
     PyErr_Clear();
@@ -124,6 +132,41 @@ NB_MODULE(_ortdlpack, m) {
   });
   m.def("_init_error", [] { return g_init_error; });
   m.def("_ort_api_version", &ortdlpack::ort_api_version);
+  m.def(
+      "_provider_name",
+      [](const std::string& name) {
+        nb::gil_scoped_release release;  // registering an EP library asks the package finder, which takes the GIL
+        return ortdlpack::provider_name(name);
+      },
+      nb::arg("name"), nb::sig("def _provider_name(name: str) -> str | None"),
+      "The EP's name in ONNX Runtime for a provider name users write ('webgpu', 'qnn', 'QNNExecutionProvider', "
+      "'ggml', 'cuda', ...): an EP an installed package brings is registered first (once, under its own name). None "
+      "for a name that is no EP ortdlpack knows (give it to onnxruntime as written). ValueError for ''; BufferError "
+      "saying why when an installed EP package cannot be used (e.g. built for a newer onnxruntime).");
+  m.def(
+      "_provider_options",
+      [](const std::string& ep_name, const std::map<std::string, std::string>& options) {
+        const auto all = ortdlpack::provider_options(ep_name, {options.begin(), options.end()});
+        return std::map<std::string, std::string>(all.begin(), all.end());
+      },
+      nb::arg("ep_name"), nb::arg("options"),
+      nb::sig("def _provider_options(ep_name: str, options: dict[str, str]) -> dict[str, str]"),
+      "The provider options of a session on EP `ep_name` (an EP name _provider_name returned) with the defaults "
+      "ortdlpack documents for options an EP cannot do without (QNN: backend_type=htp unless backend_type or "
+      "backend_path is set).");
+  m.def(
+      "_ep_packages",
+      [] {
+        nb::gil_scoped_release release;
+        std::vector<std::tuple<std::string, std::string, std::string, std::vector<std::string>>> rows;
+        for (const ortdlpack::python::EpPackage& p : ortdlpack::python::installed_ep_packages()) {
+          rows.emplace_back(p.distribution, p.version, p.library, p.ep_names);
+        }
+        return rows;
+      },
+      nb::sig("def _ep_packages() -> list[tuple[str, str, str, list[str]]]"),
+      "For show_config(): (distribution, version, library, EP names) of every installed EP package ortdlpack finds "
+      "(the EP table's and every onnxruntime-ep-* one). Registers nothing.");
   m.def("_ep_library_dir", &ortdlpack::ep_library_dir,
         "The folder EP libraries shipped with ORT are registered from (the running ORT's own folder).");
   m.def(

@@ -21,6 +21,7 @@
 #include <thread>
 #include <vector>
 
+#include "gate.h"
 #include "ortdlpack/ortdlpack.h"
 #include "ortdlpack/virtual_device.h"
 
@@ -61,54 +62,6 @@ struct VdStreamAbi {
     dlclose(lib);
     return a;
   }
-};
-
-// A closed gate on a virtual-device stream (ortdlpack_vd_stream_pause): work queued behind it waits until open().
-// A watchdog opens it after `timeout` if the test did not: code that waits on the host behind the gate (a
-// regression) makes the test fail (timed_out()) instead of hanging it.
-class Gate {
- public:
-  Gate(const VdStreamAbi& abi, void* stream, std::chrono::seconds timeout = std::chrono::seconds(10))
-      : abi_(abi), stream_(stream) {
-    if (abi_.pause(stream_) != 0) throw std::runtime_error("ortdlpack_vd_stream_pause failed");
-    watchdog_ = std::thread([this, timeout] {
-      std::unique_lock<std::mutex> lock(m_);
-      if (!cv_.wait_for(lock, timeout, [this] { return open_; })) {
-        timed_out_ = true;
-        open_ = true;
-        abi_.resume(stream_);
-      }
-    });
-  }
-  ~Gate() {
-    open();
-    watchdog_.join();
-  }
-  Gate(const Gate&) = delete;
-  Gate& operator=(const Gate&) = delete;
-
-  void open() {
-    {
-      std::lock_guard<std::mutex> lock(m_);
-      if (open_) return;
-      open_ = true;
-      abi_.resume(stream_);
-    }
-    cv_.notify_all();
-  }
-  bool timed_out() {
-    std::lock_guard<std::mutex> lock(m_);
-    return timed_out_;
-  }
-
- private:
-  VdStreamAbi abi_;
-  void* stream_;
-  std::mutex m_;
-  std::condition_variable cv_;
-  bool open_ = false;
-  bool timed_out_ = false;
-  std::thread watchdog_;
 };
 
 class AsyncProducer {

@@ -161,7 +161,7 @@ std::vector<python::EpPackage> test_finder(const std::string& distribution) {
 python::EpPackage package(const char* tag, const char* distribution, std::vector<std::string> ep_names) {
   const fs::path dir = temp_dir(tag);
   fs::copy_file(ORTDLPACK_VD_PATH, dir / "libplugin.so", fs::copy_options::overwrite_existing);
-  return {distribution, dir.string(), (dir / "libplugin.so").string(), std::move(ep_names)};
+  return {distribution, "1.0", dir.string(), (dir / "libplugin.so").string(), std::move(ep_names)};
 }
 
 struct Finder {

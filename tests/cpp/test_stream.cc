@@ -97,7 +97,7 @@ TEST_F(StreamOrdering, ImportWithCopyKeepsTheProducersTensorUntilTheCopyRan) {
   const Tensor buffer = device_tensor(0, 64);
   producer.write(buffer, iota(64, 1.0f));
   const uintptr_t ours = consumer_stream(buffer.device());
-  test::Gate gate(abi, reinterpret_cast<void*>(ours));
+  test::Gate gate(abi.pause, abi.resume, reinterpret_cast<void*>(ours));
   const uint64_t syncs = vd.counters().host_syncs;
   const Imported x =
       from_dlpack(producer.export_reusing(buffer, ours, filled(64, -1.0f)), ImportOptions{CopyMode::kAlways});
@@ -116,7 +116,7 @@ TEST_F(StreamOrdering, CopyOfATensorReleasedAtOnceReadsItsContents) {
   const Tensor buffer = device_tensor(0, 64);
   producer.write(buffer, iota(64, 2.0f));
   const uintptr_t ours = consumer_stream(buffer.device());
-  test::Gate gate(abi, reinterpret_cast<void*>(ours));
+  test::Gate gate(abi.pause, abi.resume, reinterpret_cast<void*>(ours));
   Tensor copy;
   {
     const Imported view = from_dlpack(producer.export_reusing(buffer, ours, filled(64, -1.0f)));  // zero-copy
@@ -144,7 +144,7 @@ TEST_F(StreamOrdering, AKeptSourceIsReleasedAtTheNextCallOnceTheDeviceRanTheCopy
     producer.write(buffer, iota(16, 1.0f));
     const uintptr_t ours = consumer_stream(buffer.device());
     const Imported x = [&] {
-      test::Gate gate(abi, reinterpret_cast<void*>(ours));
+      test::Gate gate(abi.pause, abi.resume, reinterpret_cast<void*>(ours));
       const Imported in =
           from_dlpack(producer.export_reusing(buffer, ours, filled(16, -1.0f)), ImportOptions{CopyMode::kAlways});
       EXPECT_EQ(producer.releases(), 0);
@@ -216,7 +216,7 @@ TEST_F(StreamOrdering, AHostWaitInAnotherThreadLeavesAnExportOrdered) {
   test::AsyncProducer consumer(abi, 0);
   const Tensor buffer = device_tensor(0, 64);
   std::optional<test::Gate> gate;
-  gate.emplace(abi, producer.stream());
+  gate.emplace(abi.pause, abi.resume, producer.stream());
   const Tensor x = import_pending(producer, buffer, iota(64, 4.0f));
   const uint64_t syncs = vd.counters().host_syncs;
   std::vector<float> seen_by_thread_1;

@@ -33,6 +33,15 @@
 #define ORTDLPACK_VD_MEMINFO_DEVICE "VirtualDevice"   /* OrtDeviceMemoryType_DEFAULT: guarded, host cannot touch */
 #define ORTDLPACK_VD_MEMINFO_HOST "VirtualDeviceHost" /* OrtDeviceMemoryType_HOST_ACCESSIBLE: plain host memory */
 
+/* The CUDA flavor (libortdlpack_virtual_cuda.so: the same library built with ORTDLPACK_VD_CUDA=1, for tests only and
+ * never installed) presents the devices as ONNX Runtime's CUDA plugin EP presents NVIDIA GPUs: this EP name, PCI
+ * vendor 0x10DE, hardware type GPU, memory named as the CUDA EP names it. Its stream handles are cudaStream_ts of the
+ * test CUDA runtime (tests/cpp/cuda_sim); it exports no ortdlpack_ep_stream_* functions. */
+#define ORTDLPACK_VD_CUDA_EP_NAME "CUDAExecutionProvider"
+#define ORTDLPACK_VD_CUDA_VENDOR_ID 0x10DE
+#define ORTDLPACK_VD_CUDA_MEMINFO_DEVICE "Cuda"
+#define ORTDLPACK_VD_CUDA_MEMINFO_HOST "CudaPinned"
+
 /* OrtEpDevice EP-metadata key telling a DLPack exporter which DLDeviceType the device's DEFAULT memory is, as a
  * decimal string. The virtual device sets it to "12" (kDLExtDev). See the README for the convention. */
 #define ORTDLPACK_VD_DLPACK_DEVICE_TYPE_KEY "dlpack.device_type"
@@ -147,11 +156,28 @@ ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_resume(void* stream);
  * run (like cudaLaunchHostFunc). */
 ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_launch_host_func(void* stream, void (*fn)(void*), void* user_data);
 
+/* The device id of a live stream, -1 for a handle that is none. */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_device(void* stream);
+
+/* Events, as a device runtime has them (what a CUDA runtime's cudaEvent_t needs): record captures the work enqueued
+ * on a stream so far (a later record replaces it); a stream that waits for an event waits, on the device, for the work
+ * its latest record captured (nothing when it was never recorded); destroying an event with a record still pending
+ * is allowed (the stream finishes it). Functions return 0 on success and -1 for a handle that is no live event or
+ * stream. */
+ORTDLPACK_VD_EXPORT void* ortdlpack_vd_event_create(void);
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_event_destroy(void* event);
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_event_record(void* event, void* stream);
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_stream_wait_event(void* stream, void* event);
+/* The host waits for the work the latest record captured. */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_event_synchronize(void* event);
+/* 1 when the work the latest record captured is complete (or the event was never recorded), 0 when not yet. */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_event_query(void* event);
+
 /* 0: ortdlpack_ep_stream_launch_host_func refuses (returns -1), as from an EP that exports only the two required
  * functions of the convention; nonzero (the default): it enqueues. Tests of ortdlpack's fallback. */
 ORTDLPACK_VD_EXPORT void ortdlpack_vd_set_host_funcs(int enabled);
 
-/* ---- The ortdlpack stream convention for EP libraries (README, "Streams") ------------------------------------
+/* ---- The ortdlpack stream convention for EP libraries (README, "Streams"; not in the CUDA flavor) ------------
  * Plugin EP libraries may export these functions, taking the native handles their OrtSyncStreams return; the
  * public ORT C API has no way to wait for an OrtSyncStream, so this is how ortdlpack orders work across streams.
  * Return 0 on success, nonzero on failure. The first two are required; the third is optional (ortdlpack then learns

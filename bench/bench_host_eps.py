@@ -1,0 +1,113 @@
+#!/usr/bin/env python3
+"""Per-run cost of torch tensors in and out of a session on a host-memory plugin EP (QNN, ggml, OpenVINO; the CPU
+EP for reference), measured in one run.
+
+    python bench/bench_host_eps.py [--quick]
+
+On each EP that runs here (scripts/setup.sh installs the packages; OpenVINO lists devices on Intel CPUs only), a small
+model w = (x + y) * y on float32 [1, 1024] and [64, 1024], the user's own onnxruntime.InferenceSession on the EP's
+devices, torch in and torch out every way:
+  session.run + numpy    [torch.from_numpy(o) for o in sess.run(None, {"x": x.numpy(), "y": y.numpy()})] (baseline)
+  ortdlpack.run          ortdlpack.run(sess, {"x": x, "y": y}, output_type="torch")
+  Session.run            ortdlpack.Session(model, ep=...).run({"x": x, "y": y}, output_type="torch")
+Median microseconds per run, rounds interleaved; the ratio to the baseline (issue 25's target: ortdlpack.run <= 1.0x).
+"""
+
+from __future__ import annotations
+
+import argparse
+import os
+import sys
+
+os.environ.setdefault("ORT_GGML_LOG", "warn")
+
+import numpy as np  # noqa: E402
+import onnxruntime as ort  # noqa: E402
+import torch  # noqa: E402
+from onnx import TensorProto, helper  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_session import timeit  # noqa: E402
+
+import ortdlpack  # noqa: E402
+
+EPS = (("CPU EP", "cpu"), ("QNN (HTP simulator)", "qnn"), ("ggml", "ggml"), ("OpenVINO", "openvino"))
+BASE, RUN, SESSION = "session.run + numpy", "ortdlpack.run", "Session.run"
+
+
+def model(shape) -> bytes:
+    vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, list(shape))  # noqa: E731
+    m = helper.make_model(helper.make_graph([helper.make_node("Add", ["x", "y"], ["s"]),
+                                             helper.make_node("Mul", ["s", "y"], ["w"])], "addmul",
+                                            [vi("x"), vi("y")], [vi("w")]),
+                          opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 9
+    return m.SerializeToString()
+
+
+def inference_session(ep_name: str, data: bytes) -> ort.InferenceSession:
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.add_session_config_entry("session.intra_op.allow_spinning", "0")
+    if ep_name == "CPUExecutionProvider":
+        return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
+    devices = [d for d in ort.get_ep_devices() if d.ep_name == ep_name]
+    so.add_provider_for_devices(devices, ortdlpack._ortdlpack._provider_options(ep_name, {}))
+    return ort.InferenceSession(data, so)
+
+
+def ways(ep: str, ep_name: str, data: bytes, x: torch.Tensor, y: torch.Tensor) -> list:
+    sess = inference_session(ep_name, data)
+    native = ortdlpack.Session(data, ep=ep, intra_op_num_threads=1, config={"session.intra_op.allow_spinning": "0"})
+    feeds = {"x": x, "y": y}
+    table = [
+        (BASE, lambda: [torch.from_numpy(o) for o in sess.run(None, {"x": x.numpy(), "y": y.numpy()})]),
+        (RUN, lambda: ortdlpack.run(sess, feeds, output_type="torch")),
+        (SESSION, lambda: native.run(feeds, output_type="torch")),
+    ]
+    want = (x + y) * y
+    for label, fn in table:
+        torch.testing.assert_close(fn()[0], want, msg=lambda m, label=label: f"{label}: {m}")
+    return table
+
+
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    parser.add_argument("--quick", action="store_true", help="fewer iterations (smoke test)")
+    args = parser.parse_args(argv)
+    torch.set_num_threads(1)
+    shapes = (("[1,1024]", (1, 1024)), ("[64,1024]", (64, 1024)))
+    rows, skipped = [], []
+    for title, ep in EPS:
+        try:
+            ep_name = ortdlpack._ortdlpack._provider_name(ep)
+            if ep_name is None or (ep != "cpu" and not [d for d in ort.get_ep_devices() if d.ep_name == ep_name]):
+                raise RuntimeError("not installed")
+        except Exception as e:  # not installed, no device here, or this onnxruntime cannot host it
+            skipped.append(f"{title}: {str(e).splitlines()[0][:200]}")
+            continue
+        for label, shape in shapes:
+            x = torch.rand(shape)
+            y = torch.rand(shape)
+            table = ways(ep, ep_name, model(shape), x, y)
+            number, repeat = (50, 5) if args.quick else (2000, 9)
+            if ep == "qnn":  # the HTP simulator takes milliseconds a run
+                number = max(5, number // 40)
+            times = dict(zip([w for w, _ in table], timeit([fn for _, fn in table], number, repeat)))
+            rows.append((title, label, times))
+    print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, ortdlpack {ortdlpack.__version__}, "
+          f"{os.cpu_count()} CPUs; median us per run (torch in, torch out), ratio to '{BASE}' (lower is better)")
+    print()
+    print(f"| EP | shape | {BASE} us | {RUN} us | ratio | {SESSION} us | ratio | target: {RUN} <= 1.0x |")
+    print("|---|---|---:|---:|---:|---:|---:|---|")
+    for title, label, t in rows:
+        base = t[BASE]
+        print(f"| {title} | {label} | {base * 1e6:.1f} | {t[RUN] * 1e6:.1f} | {t[RUN] / base:.2f}x | "
+              f"{t[SESSION] * 1e6:.1f} | {t[SESSION] / base:.2f}x | {'met' if t[RUN] <= base else 'not met'} |")
+    for line in skipped:
+        print(f"skipped {line}")
+    return 0
+
+
+if __name__ == "__main__":
+    sys.exit(main())

@@ -1,0 +1,291 @@
+"""Plugin EPs whose tensors live in host memory, from their own PyPI packages: Qualcomm's QNN EP (onnxruntime-qnn,
+its HTP backend a simulator on x86_64), the ggml EP (onnxruntime-ggml) and Intel's OpenVINO EP (onnxruntime-ep-openvino,
+Intel CPUs only). Each is found through its installed distribution, registered once under its own EP name and used
+by every name a user writes; sessions run both ways (ortdlpack.Session, ortdlpack.run on the user's InferenceSession)
+on torch tensors without a copy in or out, chained, with outputs that outlive their session. scripts/setup.sh
+installs the pinned packages where they install; each test skips, saying why, where its EP cannot run."""
+
+from __future__ import annotations
+
+import dataclasses
+import gc
+import importlib.metadata as metadata
+import io
+
+import numpy as np
+import onnxruntime as ort
+import pytest
+
+import ortdlpack as od
+from conftest import ORT_RELEASE, helper, TensorProto, torch  # optional: tests using one skip without it
+
+_C = od._ortdlpack
+
+
+@dataclasses.dataclass(frozen=True)
+class HostEp:
+    key: str
+    distribution: str
+    ep_name: str
+    names: tuple  # every name a user may write for it
+    since: tuple  # the oldest onnxruntime the pinned package runs on (older ones refuse it; tested below)
+
+
+HOST_EPS = {
+    "qnn": HostEp("qnn", "onnxruntime-qnn", "QNNExecutionProvider", ("qnn", "QNN", "QNNExecutionProvider"), (1, 24)),
+    "ggml": HostEp("ggml", "onnxruntime-ggml", "ggml", ("ggml", "GGML"), (1, 29)),
+    "openvino": HostEp("openvino", "onnxruntime-ep-openvino", "OpenVINOExecutionProvider",
+                       ("openvino", "OpenVINO", "OpenVINOExecutionProvider"), (1, 23)),
+}
+
+
+def _cpu_vendor() -> str:
+    try:
+        with open("/proc/cpuinfo") as f:
+            return next((line.split(":", 1)[1].strip() for line in f if line.startswith("vendor_id")), "unknown")
+    except OSError:
+        return "unknown"
+
+
+def _installed(dist: str) -> str | None:
+    try:
+        return metadata.version(dist)
+    except metadata.PackageNotFoundError:
+        return None
+
+
+def _skip_reason(ep: HostEp) -> str | None:
+    version = _installed(ep.distribution)
+    if version is None:
+        return f"{ep.distribution} is not installed (scripts/setup.sh installs the pinned one where it installs)"
+    if ep.key == "openvino" and _cpu_vendor() != "GenuineIntel":
+        return (f"{ep.distribution} lists devices on Intel CPUs only (its factory matches CPU vendor 0x8086); this "
+                f"CPU is {_cpu_vendor()}")
+    if ORT_RELEASE[:2] < ep.since:
+        return (f"{ep.distribution} {version} needs onnxruntime >= {'.'.join(map(str, ep.since))}; this is "
+                f"{ort.__version__} (test_a_package_this_onnxruntime_cannot_host_is_refused checks the refusal)")
+    return None
+
+
+@pytest.fixture(params=list(HOST_EPS))
+def host_ep(request) -> HostEp:
+    ep = HOST_EPS[request.param]
+    reason = _skip_reason(ep)
+    if reason:
+        pytest.skip(reason)
+    assert _C._provider_name(ep.names[0]) == ep.ep_name  # registers the package's library, once
+    return ep
+
+
+def _model(nodes, inputs, outputs, initializers=()) -> bytes:
+    """Float32 [4, 8] tensors: fixed shapes, which every EP here compiles (QNN's HTP needs them)."""
+    vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [4, 8])  # noqa: E731
+    m = helper.make_model(helper.make_graph(nodes, "m", [vi(n) for n in inputs], [vi(n) for n in outputs],
+                                            list(initializers)),
+                          opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 9
+    return m.SerializeToString()
+
+
+def addmul_model() -> bytes:
+    """w = (x + y) * y."""
+    return _model([helper.make_node("Add", ["x", "y"], ["s"]), helper.make_node("Mul", ["s", "y"], ["w"])],
+                  ["x", "y"], ["w"])
+
+
+def affine_model() -> bytes:
+    """y = x * 0.5 + 1: one input and one output of the same shape, so that runs chain."""
+    half = helper.make_tensor("half", TensorProto.FLOAT, [4, 8], [0.5] * 32)
+    one = helper.make_tensor("one", TensorProto.FLOAT, [4, 8], [1.0] * 32)
+    return _model([helper.make_node("Mul", ["x", "half"], ["h"]), helper.make_node("Add", ["h", "one"], ["y"])],
+                  ["x"], ["y"], [half, one])
+
+
+def inference_session(ep: HostEp, model: bytes) -> ort.InferenceSession:
+    """The user's own onnxruntime session on the EP: its EP devices with the options ortdlpack defaults
+    (add_provider_for_devices; onnxruntime 1.32's providers=["QNNExecutionProvider"] silently runs on the CPU EP)."""
+    so = ort.SessionOptions()
+    so.intra_op_num_threads = 1
+    so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+    devices = [d for d in ort.get_ep_devices() if d.ep_name == ep.ep_name]
+    so.add_provider_for_devices(devices, _C._provider_options(ep.ep_name, {}))
+    return ort.InferenceSession(model, so)
+
+
+def runner(ep: HostEp, way: str, model: bytes):
+    if way == "Session":
+        s = od.Session(model, ep=ep.names[0], intra_op_num_threads=1)
+        assert s.get_providers()[0] == ep.ep_name
+        return lambda feeds, **kw: s.run(feeds, **kw)
+    s = inference_session(ep, model)
+    assert s.get_providers()[0] == ep.ep_name
+    return lambda feeds, **kw: od.run(s, feeds, **kw)
+
+
+def feeds():
+    x = torch.arange(32, dtype=torch.float32).reshape(4, 8) / 4
+    y = torch.full((4, 8), 3.0)
+    return x, y
+
+
+# --- found by its own name --------------------------------------------------------------------------------------
+
+
+def test_every_name_finds_the_package_registered_under_the_eps_own_name(host_ep):
+    for name in host_ep.names:
+        assert _C._provider_name(name) == host_ep.ep_name
+    devices = [d for d in ort.get_ep_devices() if d.ep_name == host_ep.ep_name]
+    assert devices and all(d.ep_metadata["library_path"].startswith(
+        str(metadata.distribution(host_ep.distribution).locate_file(""))) for d in devices)
+    assert host_ep.ep_name in ort.get_available_providers()  # onnxruntime knows it by that name too
+    assert od.Device(f"{host_ep.names[0]}:0") == od.Device("cpu")  # its tensors are host memory
+
+
+def test_ortdlpack_sessions_take_every_name_in_providers(host_ep):
+    x, y = feeds()
+    for name in host_ep.names:
+        for providers in ([name], [(name, {})], [name, "CPUExecutionProvider"]):
+            s = od.Session(addmul_model(), providers=providers)
+            assert s.get_providers() == [host_ep.ep_name, "CPUExecutionProvider"]
+    (w,) = s.run({"x": x, "y": y})
+    assert np.array_equal(np.from_dlpack(w), ((x + y) * y).numpy())
+
+
+def test_onnxruntime_finds_ggml_by_its_name():
+    ep = HOST_EPS["ggml"]
+    if _skip_reason(ep):
+        pytest.skip(_skip_reason(ep))
+    _C._provider_name("ggml")
+    s = ort.InferenceSession(addmul_model(), providers=["ggml"])  # a plain onnxruntime session, by the EP's name
+    assert s.get_providers()[0] == "ggml"
+
+
+def test_qnn_gets_its_htp_backend_by_default():
+    """QNN cannot choose a backend by itself on every host ("Could not determine default backend path"): ortdlpack's
+    sessions default to backend_type=htp (docs/devices.md) unless the caller names a backend."""
+    assert _C._provider_options("QNNExecutionProvider", {}) == {"backend_type": "htp"}
+    assert _C._provider_options("QNNExecutionProvider", {"backend_type": "gpu"}) == {"backend_type": "gpu"}
+    assert _C._provider_options("QNNExecutionProvider", {"backend_path": "libQnnHtp.so"}) == {
+        "backend_path": "libQnnHtp.so"}
+    assert _C._provider_options("ggml", {"device": "cpu"}) == {"device": "cpu"}
+    ep = HOST_EPS["qnn"]
+    if _skip_reason(ep):
+        pytest.skip(_skip_reason(ep))
+    x, y = feeds()
+    s = od.Session(addmul_model(), ep="qnn")  # no options: without the default this session fails
+    assert s.get_providers()[0] == "QNNExecutionProvider"
+    (w,) = s.run({"x": x, "y": y})
+    assert np.array_equal(np.from_dlpack(w), ((x + y) * y).numpy())
+
+
+def test_show_config_lists_the_package(host_ep):
+    out = io.StringIO()
+    od.show_config(file=out)
+    assert f"  {host_ep.distribution} {metadata.version(host_ep.distribution)}: {host_ep.ep_name} (" in out.getvalue()
+
+
+# --- sessions both ways, without a copy -------------------------------------------------------------------------
+
+
+@pytest.mark.parametrize("way", ["Session", "run"])
+def test_torch_in_and_out_without_a_copy(host_ep, way):
+    run = runner(host_ep, way, addmul_model())
+    x, y = feeds()
+    want = ((x + y) * y).numpy()
+    tx = od.from_dlpack(x)
+    assert tx.data_ptr == x.data_ptr()  # the feed ORT reads is torch's memory
+    (w,) = run({"x": tx, "y": y})
+    assert np.array_equal(np.from_dlpack(w), want)
+    assert torch.from_dlpack(w).data_ptr() == w.data_ptr  # the output handed to torch is ORT's memory
+    dest = torch.empty(4, 8)
+    (w,) = run({"x": x, "y": y}, outputs={"w": dest})  # ORT writes into torch's tensor
+    assert w.data_ptr == dest.data_ptr() and np.array_equal(dest.numpy(), want)
+    (t,) = run({"x": x, "y": y}, output_type="torch")
+    assert isinstance(t, torch.Tensor) and np.array_equal(t.numpy(), want)
+
+
+@pytest.mark.parametrize("way", ["Session", "run"])
+def test_chained_runs_hand_the_output_on_as_it_is(host_ep, way):
+    run = runner(host_ep, way, affine_model())
+    x, _ = feeds()
+    (y1,) = run({"x": x})
+    (y2,) = run({"x": y1})
+    d1, d2 = torch.empty(4, 8), torch.empty(4, 8)
+    (z1,) = run({"x": x}, outputs={"y": d1})
+    (z2,) = run({"x": z1}, outputs={"y": d2})
+    assert (z1.data_ptr, z2.data_ptr) == (d1.data_ptr(), d2.data_ptr())
+    want = (x * 0.5 + 1) * 0.5 + 1
+    assert np.allclose(np.from_dlpack(y2), want.numpy()) and np.allclose(d2.numpy(), want.numpy())
+
+
+@pytest.mark.parametrize("way", ["Session", "run"])
+def test_an_output_outlives_its_session(host_ep, way):
+    run = runner(host_ep, way, affine_model())
+    x, _ = feeds()
+    (y,) = run({"x": x})
+    t = torch.from_dlpack(y)
+    del run, y
+    gc.collect()
+    assert np.allclose(t.numpy(), (x * 0.5 + 1).numpy())
+    (z,) = runner(host_ep, way, affine_model())({"x": t})  # another session, fed the orphan
+    assert np.allclose(np.from_dlpack(z), ((x * 0.5 + 1) * 0.5 + 1).numpy())
+
+
+# --- errors -------------------------------------------------------------------------------------------------------
+
+
+def test_errors_name_the_device_the_option_or_the_name(host_ep):
+    with pytest.raises(ValueError, match=rf"'{host_ep.ep_name}' has devices 0\.\.0"):
+        od.Device(f"{host_ep.names[0]}:3")
+    with pytest.raises(ValueError, match="invalid device id"):
+        od.Device(f"{host_ep.names[0]}:x")
+    with pytest.raises(ValueError, match=f"no execution provider named '{host_ep.names[0]}x'"):
+        od.Session(addmul_model(), ep=f"{host_ep.names[0]}x")
+    with pytest.raises(ValueError, match="name is empty"):
+        _C._provider_name("")
+
+
+def test_a_package_whose_ep_lists_no_device_here_is_not_registered():
+    """onnxruntime-ep-openvino on a CPU that is not Intel's: it registers, lists no device, and is unregistered again;
+    asking for it says what the EP needs and names both versions."""
+    ep = HOST_EPS["openvino"]
+    version = _installed(ep.distribution)
+    if version is None:
+        pytest.skip(f"{ep.distribution} is not installed (scripts/setup.sh installs the pinned one where it installs)")
+    if _cpu_vendor() == "GenuineIntel":
+        pytest.skip("this Intel CPU gets OpenVINO devices: the tests above run on them")
+    with pytest.raises(BufferError, match="Intel hardware only") as e:
+        _C._provider_name("openvino")
+    assert f"{ep.distribution} {version} on ONNX Runtime {ort.__version__}" in str(e.value)
+    assert "unregistered again" in str(e.value)
+    assert not [d for d in ort.get_ep_devices() if d.ep_name == ep.ep_name]
+
+
+def test_a_qnn_backend_that_is_not_there_is_onnxruntimes_error():
+    """QNN logs a backend it cannot load and claims no node; the session then fails where the CPU EP may not take
+    over (as onnxruntime does): ORT's own message."""
+    ep = HOST_EPS["qnn"]
+    if _skip_reason(ep):
+        pytest.skip(_skip_reason(ep))
+    with pytest.raises(RuntimeError, match="ONNX Runtime"):
+        od.Session(addmul_model(), ep="qnn", ep_options={"backend_path": "/nonexistent/libQnnNothing.so"},
+                   config={"session.disable_cpu_ep_fallback": "1"})
+
+
+@pytest.mark.parametrize("key", ["qnn", "ggml"])
+def test_a_package_this_onnxruntime_cannot_host_is_refused(key):
+    """An EP package built for a newer onnxruntime than the one running: not registered, and asking for it says why,
+    with both versions (ci_oldest_ort.sh runs this on onnxruntime 1.23)."""
+    ep = HOST_EPS[key]
+    version = _installed(ep.distribution)
+    if version is None:
+        pytest.skip(f"{ep.distribution} is not installed")
+    if ORT_RELEASE[:2] >= ep.since:
+        pytest.skip(f"onnxruntime {ort.__version__} hosts {ep.distribution} {version}")
+    with pytest.raises(BufferError) as first:
+        _C._provider_name(ep.names[0])
+    assert f"{ep.distribution} {version} on ONNX Runtime {ort.__version__}" in str(first.value)
+    assert not [d for d in ort.get_ep_devices() if d.ep_name == ep.ep_name]
+    with pytest.raises(BufferError) as again:  # decided once: not registered again
+        od.Session(addmul_model(), ep=ep.names[0])
+    assert str(first.value) in str(again.value)
