@@ -19,12 +19,22 @@ class InferenceSession(_ort.InferenceSession):
     onnxruntime's is there and behaves as onnxruntime's does), whose ``run`` also takes DLPack tensors of any
     framework zero-copy and returns outputs in the caller's framework.
 
-    ``output_type``: the default of ``run()`` and ``bind()`` (``None``: like the feeds)."""
+    ``output_type``: the default of ``run()`` and ``bind()`` (``None``: like the feeds). ``providers`` take the names
+    users write ("webgpu", "qnn", "cuda", an EP's own name: an installed EP package is registered, once, under its EP's
+    name); ``ep`` / ``ep_options``: one provider, as ``ortdlpack.Session`` takes it."""
 
     def __init__(self, path_or_bytes, sess_options=None, providers=None, provider_options=None, *,
-                 output_type: str | None = None, **kwargs) -> None:
+                 output_type: str | None = None, ep: str | None = None, ep_options: dict | None = None,
+                 **kwargs) -> None:
         _ortdlpack._check_output_type(output_type)
         self._ortdlpack_output_type = output_type
+        if ep is not None or ep_options is not None:  # one EP: the shorthand of ortdlpack.Session
+            if ep is None or providers is not None:
+                raise ValueError("ep_options needs ep" if ep is None else "set ep or providers, not both")
+            providers = [(ep, dict(ep_options or {}))]
+        # The names users write ("webgpu", "qnn", ...) as onnxruntime takes them, EP packages registered as needed.
+        sess_options, providers, provider_options = _ortdlpack._onnxruntime_providers(sess_options, providers,
+                                                                                       provider_options)
         super().__init__(path_or_bytes, sess_options, providers, provider_options, **kwargs)
 
     # onnxruntime's run(output_names, input_feed, run_options=None, *, outputs=None, device=None, output_type=None):

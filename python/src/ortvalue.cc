@@ -111,9 +111,7 @@ Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory) {
 }
 
 bool is_ortvalue(nb::handle x) {
-  const int r = PyObject_IsInstance(x.ptr(), api().ortvalue_type);
-  if (r < 0) throw nb::python_error();
-  return r == 1;
+  return PyObject_TypeCheck(x.ptr(), reinterpret_cast<PyTypeObject*>(api().ortvalue_type)) != 0;
 }
 
 nb::object ortvalue_from_capsule(nb::handle capsule) {

@@ -109,11 +109,10 @@ bool dlpack_producer(nb::handle x, NumpyKind numpy) {
   if (is_tensor(x) || PyCapsule_CheckExact(x.ptr())) return true;
   if (numpy == NumpyKind::kOther) return numpy_extension_type(x) != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   if (numpy != NumpyKind::kNone) return numpy == NumpyKind::kNative;
-  if (is_ortvalue(x)) {
-    return nb::cast<bool>(x.attr("is_tensor")()) && !x.attr("data_type")().equal(nb::str("tensor(string)"));
-  }
   static PyObject* const dunder = PyUnicode_InternFromString("__dlpack__");  // process lifetime
-  return class_attribute(Py_TYPE(x.ptr()), dunder) != nullptr;
+  if (class_attribute(Py_TYPE(x.ptr()), dunder) == nullptr) return false;
+  return !is_ortvalue(x) ||
+         (nb::cast<bool>(x.attr("is_tensor")()) && !x.attr("data_type")().equal(nb::str("tensor(string)")));
 }
 
 const IoInfo* find_input(const std::vector<IoInfo>& inputs, const std::string& name) {
@@ -148,8 +147,9 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, const std::vector<Io
     } else if (list) {
       value = values == Values::kOnnxruntimeTakes || io == nullptr || !io->has_dlpack_form();
     } else {
-      value = (values == Values::kOnnxruntimeTakes && (numpy == NumpyKind::kNative || is_ortvalue(x))) ||
-              !dlpack_producer(x, numpy);
+      const bool as_it_is = values == Values::kOnnxruntimeTakes &&
+                            (numpy == NumpyKind::kNative || (numpy == NumpyKind::kNone && is_ortvalue(x)));
+      value = as_it_is || !dlpack_producer(x, numpy);
     }
     if (value) {
       r.value_names.push_back(std::move(name));

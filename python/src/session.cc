@@ -327,9 +327,95 @@ nb::object run_session(PySession& self, nb::handle a, nb::handle b, nb::handle c
   return to_frameworks(results, r.type);
 }
 
+// onnxruntime.InferenceSession's providers= as ortdlpack.InferenceSession hands them to onnxruntime: each name a
+// user writes resolved to the EP's name in ORT (provider_name: "webgpu", "qnn", an installed EP package registered
+// once under its EP's own name), its options completed with the defaults ortdlpack documents (provider_options).
+// onnxruntime selects some plugin EPs by name silently not at all (QNN runs on the CPU EP): when every provider is a
+// plugin EP of the env (an EP with EP devices; or the CPU EP) and the caller gave no SessionOptions, they are selected
+// by their EP devices on a SessionOptions of ortdlpack's (add_provider_for_devices, priority order), and providers=
+// goes as None. What is not a list of names or (name, options) pairs goes to onnxruntime as it is (its errors are
+// onnxruntime's). Returns (sess_options, providers, provider_options).
+nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, nb::handle provider_options) {
+  using ortdlpack::provider_name;
+  const nb::object unchanged = nb::make_tuple(sess_options, providers, provider_options);
+  if (providers.is_none() || (!PyList_Check(providers.ptr()) && !PyTuple_Check(providers.ptr()))) return unchanged;
+  const bool separate = !provider_options.is_none();
+  if (separate && (!PyList_Check(provider_options.ptr()) || nb::len(provider_options) != nb::len(providers))) {
+    return unchanged;
+  }
+  struct Entry {
+    std::string ep;
+    nb::object options;  // a dict, or None
+  };
+  std::vector<Entry> entries;
+  size_t i = 0;
+  for (nb::handle p : providers) {
+    nb::object name, options = separate ? nb::object(provider_options[i]) : nb::object(nb::none());
+    ++i;
+    if (PyUnicode_Check(p.ptr())) {
+      name = nb::borrow(p);
+    } else if (PyTuple_Check(p.ptr()) && nb::len(p) == 2 && PyUnicode_Check(p[0].ptr()) && PyDict_Check(p[1].ptr())) {
+      name = p[0];
+      options = p[1];
+    } else {
+      return unchanged;
+    }
+    if ((!options.is_none() && !PyDict_Check(options.ptr()))) return unchanged;
+    std::optional<std::string> ep;
+    {
+      const std::string written = nb::cast<std::string>(name);
+      nb::gil_scoped_release release;  // registering an EP library asks the package finder, which takes the GIL
+      ep = provider_name(written);
+    }
+    entries.push_back(Entry{ep ? *ep : nb::cast<std::string>(name), options});
+  }
+  const nb::object ort = nb::module_::import_("onnxruntime");
+  nb::list devices = nb::list(ort.attr("get_ep_devices")());
+  const auto devices_of = [&](const std::string& ep) {
+    nb::list of;
+    for (nb::handle d : devices) {
+      if (nb::cast<std::string>(d.attr("ep_name")) == ep) of.append(d);
+    }
+    return of;
+  };
+  bool plugin = false, by_devices = sess_options.is_none();
+  for (const Entry& e : entries) {
+    const bool is_plugin = e.ep != "CPUExecutionProvider" && nb::len(devices_of(e.ep)) != 0;
+    plugin = plugin || is_plugin;
+    by_devices = by_devices && (is_plugin || e.ep == "CPUExecutionProvider");
+  }
+  const auto completed = [](const Entry& e) {
+    std::vector<std::pair<std::string, std::string>> given;
+    if (!e.options.is_none()) {
+      for (auto [k, v] : nb::borrow<nb::dict>(e.options)) given.emplace_back(nb::str(k).c_str(), nb::str(v).c_str());
+    }
+    nb::dict d;
+    for (const auto& [k, v] : ortdlpack::provider_options(e.ep, std::move(given))) d[k.c_str()] = v.c_str();
+    return d;
+  };
+  if (plugin && by_devices) {
+    nb::object so = ort.attr("SessionOptions")();
+    for (const Entry& e : entries) so.attr("add_provider_for_devices")(devices_of(e.ep), completed(e));
+    return nb::make_tuple(so, nb::none(), nb::none());
+  }
+  nb::list names;
+  for (const Entry& e : entries) {
+    names.append(separate ? nb::object(nb::str(e.ep.c_str())) : nb::object(nb::make_tuple(e.ep.c_str(), completed(e))));
+  }
+  nb::list options;
+  if (separate) {
+    for (const Entry& e : entries) options.append(completed(e));
+  }
+  return nb::make_tuple(sess_options, names, separate ? nb::object(options) : nb::object(nb::none()));
+}
+
 }  // namespace
 
 void bind_session(nb::module_& m) {
+  m.def("_onnxruntime_providers", &onnxruntime_providers, nb::arg("sess_options").none(), nb::arg("providers").none(),
+        nb::arg("provider_options").none(),
+        "ortdlpack.InferenceSession's providers= for onnxruntime: (sess_options, providers, provider_options) with "
+        "the EP names users write resolved (installed EP packages registered) and plugin EPs selected by device.");
   nb::class_<PyNodeArg>(m, "NodeArg", "An input or output of a session, as onnxruntime's NodeArg describes it.")
       .def_ro("name", &PyNodeArg::name)
       .def_ro("type", &PyNodeArg::type, "The ONNX type: 'tensor(float)', 'seq(tensor(int64))', ...")

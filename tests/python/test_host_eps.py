@@ -151,6 +151,36 @@ def test_ortdlpack_sessions_take_every_name_in_providers(host_ep):
     assert np.array_equal(np.from_dlpack(w), ((x + y) * y).numpy())
 
 
+def test_the_drop_in_takes_every_name_in_providers(host_ep):
+    # ortdlpack.InferenceSession (onnxruntime's session): the names users write, the package registered under the
+    # EP's own name, the EP selected by its devices (by name onnxruntime 1.32 silently leaves QNN out), the EP's nodes
+    # on it (graph assignment), its options' defaults added (QNN's htp backend).
+    x, y = feeds()
+    for name in host_ep.names:
+        for providers in ([name], [(name, {})], [name, "CPUExecutionProvider"]):
+            s = od.InferenceSession(addmul_model(), providers=providers)
+            assert s.get_providers() == [host_ep.ep_name, "CPUExecutionProvider"], providers
+    s = od.InferenceSession(addmul_model(), ep=host_ep.names[0])
+    assert s.get_providers()[0] == host_ep.ep_name
+    (w,) = s.run(None, {"x": x, "y": y})
+    assert isinstance(w, torch.Tensor) and torch.equal(w, (x + y) * y)
+    so = ort.SessionOptions()
+    so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
+    # With the caller's SessionOptions (which cannot be copied, so ortdlpack adds no EP devices to them) the EP goes
+    # to onnxruntime by its name, as onnxruntime takes names.
+    s = od.InferenceSession(addmul_model(), so, providers=[host_ep.names[0]])
+    assert s.get_providers() == ort.InferenceSession(addmul_model(), so, providers=[host_ep.ep_name]).get_providers()
+
+
+def test_the_drop_in_s_provider_arguments_onnxruntime_refuses_stay_onnxruntime_s_to_refuse():
+    with pytest.raises(ValueError, match="'providers' values must be either strings or"):
+        od.InferenceSession(addmul_model(), providers=[3], enable_fallback=0)
+    with pytest.raises(ValueError, match="set ep or providers, not both"):
+        od.InferenceSession(addmul_model(), providers=["CPUExecutionProvider"], ep="cpu")
+    with pytest.raises(ValueError, match="ep_options needs ep"):
+        od.InferenceSession(addmul_model(), ep_options={})
+
+
 def test_onnxruntime_finds_ggml_by_its_name():
     ep = HOST_EPS["ggml"]
     if _skip_reason(ep):
