@@ -328,6 +328,13 @@ nb::object run_session(PySession& self, nb::handle a, nb::handle b, nb::handle c
 
 }  // namespace
 
+Session& core_session(nb::handle session) {
+  if (!nb::isinstance<PySession>(session)) {
+    throw nb::type_error(("expected an ortdlpack.Session, not " + type_name(session.ptr())).c_str());
+  }
+  return *nb::cast<PySession&>(session).core;
+}
+
 void bind_session(nb::module_& m) {
   nb::class_<PyNodeArg>(m, "NodeArg", "An input or output of a session, as onnxruntime's NodeArg describes it.")
       .def_ro("name", &PyNodeArg::name)
