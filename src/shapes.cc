@@ -35,11 +35,12 @@ ShapeRules::ShapeRules(const std::vector<IoInfo>& inputs, const std::vector<IoIn
                        const std::string& framework, bool undetermined_allowed)
     : inputs_(inputs) {
   const auto refuse = [&](const IoInfo& io, const char* role, const std::string& why) {
-    throw Error(ErrorKind::kUnsupported, framework + ": " + role + " '" + io.name + "' (" + io.type_string() +
-                                             ") cannot be described to the framework's tracer: " + why);
+    throw Error(ErrorKind::kInvalidArgument, framework + ": " + role + " '" + io.name + "' (" +
+                                                 (io.is_tensor ? io.type_string() : io.onnx_type) +
+                                                 ") cannot be described to the framework's tracer: " + why);
   };
   for (const IoInfo& in : inputs_) {
-    if (!in.is_tensor) refuse(in, "input", "it is " + in.onnx_type + ", not a tensor");
+    if (!in.is_tensor) refuse(in, "input", "it is not a tensor");
     std::vector<Dim> named(in.shape.size());
     for (size_t a = 0; in.has_shape && a < in.shape.size(); ++a) {
       if (in.shape[a] < 0 && a < in.dim_names.size() && !in.dim_names[a].empty()) {
@@ -49,7 +50,7 @@ ShapeRules::ShapeRules(const std::vector<IoInfo>& inputs, const std::vector<IoIn
     inputs_named_.push_back(std::move(named));
   }
   for (const IoInfo& out : outputs) {
-    if (!out.is_tensor) refuse(out, "output", "it is " + out.onnx_type + ", not a tensor");
+    if (!out.is_tensor) refuse(out, "output", "it is not a tensor");
     if (!out.has_shape) refuse(out, "output", "the model declares no rank for it, and ONNX Runtime inferred none");
     std::vector<Dim> dims(out.shape.size());
     for (size_t a = 0; a < out.shape.size(); ++a) {

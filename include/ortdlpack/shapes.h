@@ -61,7 +61,7 @@ struct DerivedShapes {
 // The rules of one session, made once when a model is wrapped for a framework.
 class ShapeRules {
  public:
-  // Error(kUnsupported), naming the input or output and why, for what no tracer can describe: an input or output
+  // Error(kInvalidArgument), naming the input or output and why, for what no tracer can describe: an input or output
   // that is not a tensor (sequence, map, optional), an output without a declared rank; and, unless
   // `undetermined_allowed` (the framework takes sizes only a run tells: torch's unbacked symbols), an output
   // dimension the inputs' shapes do not determine. `framework` names the caller in those messages.

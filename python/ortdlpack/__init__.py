@@ -75,14 +75,7 @@ def register_execution_provider_library(name: str, path: str) -> int:
 
 from ._config import show_config  # noqa: E402
 from ._jax_op import jax_function  # noqa: E402
-
-
-def torch_module(model_or_session, **session_kwargs):
-    """An ONNX model as a torch.nn.Module that torch.compile and torch.export trace through (ortdlpack._torch_op)."""
-    from ._torch_op import torch_module
-
-    return torch_module(model_or_session, **session_kwargs)
-
+from ._torch_op import torch_module  # noqa: E402
 
 # onnxruntime's name for the same class: swap the class, keep the code (docs/python.md, "Coming from onnxruntime").
 InferenceSession = Session

@@ -83,7 +83,7 @@ TEST(ShapeRules, WhatNoTracerCanDescribeIsRefusedAtWrapTime) {
     try {
       ShapeRules(kInputs, outputs, "jax_function", undetermined_allowed);
     } catch (const Error& e) {
-      EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument);
       return std::string(e.what());
     }
     return std::string("no error");
