@@ -18,9 +18,7 @@ from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
-import time
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
 
@@ -33,6 +31,9 @@ import torch  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
 import ortdlpack  # noqa: E402
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from bench_session import timeit  # noqa: E402  (median seconds per call, rounds interleaved)
 
 THREADS = 2
 SIZES = {"tiny (1 x 100)": (1, 100), "1 Mi floats (1024 x 1024)": (1024, 1024)}
@@ -51,18 +52,8 @@ def model() -> bytes:
     return m.SerializeToString()
 
 
-def timeit(fns, number: int, repeat: int) -> list:
-    for fn in fns:
-        for _ in range(max(2, number // 5)):
-            fn()
-    samples = [[] for _ in fns]
-    for _ in range(repeat):
-        for fn, out in zip(fns, samples):
-            t0 = time.perf_counter()
-            for _ in range(number):
-                fn()
-            out.append((time.perf_counter() - t0) / number)
-    return [statistics.median(s) * 1e6 for s in samples]
+def timeit_us(fns, number: int, repeat: int) -> list:
+    return [t * 1e6 for t in timeit(fns, number, repeat)]
 
 
 def ort_session(data: bytes) -> ort.InferenceSession:
@@ -86,7 +77,7 @@ def bench_torch(data: bytes, quick: bool) -> list:
             x = torch.rand(shape)
             diff = (compiled(x) - eager(x)).abs().max().item()
             number = 20 if shape[0] > 1 else 500
-            t_eager, t_compiled = timeit([lambda: eager(x), lambda: compiled(x)], number // (5 if quick else 1),
+            t_eager, t_compiled = timeit_us([lambda: eager(x), lambda: compiled(x)], number // (5 if quick else 1),
                                          5 if quick else 15)
             rows.append((label, t_eager, t_compiled, t_compiled / t_eager, 1.0, f"max |diff| {diff:.1e}"))
     return rows
@@ -113,7 +104,7 @@ def bench_jax(data: bytes, quick: bool) -> list:
         x = jax.random.uniform(jax.random.key(0), shape, jnp.float32)
         same = bool(np.array_equal(with_ffi(x), with_callback(x)))
         number = 20 if shape[0] > 1 else 500
-        t_cb, t_ffi = timeit([lambda: with_callback(x).block_until_ready(), lambda: with_ffi(x).block_until_ready()],
+        t_cb, t_ffi = timeit_us([lambda: with_callback(x).block_until_ready(), lambda: with_ffi(x).block_until_ready()],
                              number // (5 if quick else 1), 5 if quick else 15)
         rows.append((label, t_cb, t_ffi, t_ffi / t_cb, limit, f"identical: {same}"))
     return rows

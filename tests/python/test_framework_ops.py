@@ -114,6 +114,7 @@ def test_torch_feeds_and_outputs_are_the_callers_memory(models):
     torch.testing.assert_close(s, x + b)
 
 
+@pytest.mark.inductor
 def test_torch_compile_fullgraph_keeps_the_batch_symbolic(mlp, models):
     """torch.compile(fullgraph=True) with torch ops before and after: 0 graph breaks, one graph for every batch
     size of a mark_dynamic batch (no recompile per size), results equal to eager."""
@@ -257,6 +258,7 @@ def test_torch_module_on_a_plugin_ep_device(accel, models):
     torch.testing.assert_close(compiled(x), 4 * x)
 
 
+@pytest.mark.inductor
 def test_torch_module_on_cuda_runs_on_torchs_stream(models):
     if not torch.cuda.is_available() or "CUDAExecutionProvider" not in ort.get_available_providers():
         pytest.skip("needs a CUDA device, torch with CUDA and onnxruntime-gpu (none here: the CUDA path is "
