@@ -1,8 +1,7 @@
-"""ortdlpack.torch_module (a torch custom op torch.compile and torch.export trace through) and ortdlpack.jax_function
-(an XLA FFI call jax.jit compiles in): results equal to onnxruntime's, shapes from the model (symbolic batch sizes
-stay symbolic, data-dependent ones are unbacked symbols for torch and refused for JAX), zero-copy, errors at wrap
-time, a clear error on backward, threads, 10k calls without growth, and plugin-EP devices. Compiles are few: each
-costs seconds (torch.compile warms up slowly)."""
+"""ortdlpack.torch_module: an ONNX model as a torch.nn.Module behind the custom op ortdlpack::run, which
+torch.compile and torch.export trace through. Results equal to onnxruntime's, shapes from the model (a symbolic batch
+stays symbolic, a data-dependent size is an unbacked symbol), zero-copy by data pointers, errors at wrap time, a clear
+error on backward, threads, 10k calls without growth, plugin-EP devices. Compiles are few: each costs seconds."""
 
 from __future__ import annotations
 
@@ -14,46 +13,14 @@ import onnxruntime as ort
 import pytest
 
 import ortdlpack
-from conftest import assert_runs_do_not_grow_rss, helper, onnx
-
-W = (np.arange(12, dtype=np.float32).reshape(4, 3) - 5) / 10
-
-
-def _model(nodes, inputs, outputs, initializers=()) -> bytes:
-    g = helper.make_graph(nodes, "g", inputs, outputs, initializer=list(initializers))
-    m = helper.make_model(g, opset_imports=[helper.make_opsetid("", 18)])
-    m.ir_version = 9
-    return m.SerializeToString()
-
-
-def _vi(name, elem, shape):
-    return helper.make_tensor_value_info(name, elem, shape)
+from conftest import assert_runs_do_not_grow_rss
+from framework_models import build_models, reference
 
 
 @pytest.fixture(scope="module")
 def models():
-    import onnx.numpy_helper
+    return build_models()
 
-    F, I64 = onnx.TensorProto.FLOAT, onnx.TensorProto.INT64
-    w = onnx.numpy_helper.from_array(W, "w")
-    return {
-        # y = relu(x @ w), s = x + b: x [N,4], b [4] -> y [N,3] (declared without a shape: ORT infers it), s [N,4]
-        "mlp": _model([helper.make_node("MatMul", ["x", "w"], ["m"]), helper.make_node("Relu", ["m"], ["y"]),
-                       helper.make_node("Add", ["x", "b"], ["s"])],
-                      [_vi("x", F, ["N", 4]), _vi("b", F, [4])], [_vi("y", F, None), _vi("s", F, ["N", 4])], [w]),
-        # the indices of x's non-zero elements: [1, ?], a size only the run tells
-        "nonzero": _model([helper.make_node("NonZero", ["x"], ["y"])], [_vi("x", F, ["N"])], [_vi("y", I64, None)]),
-        "sequence": _model([helper.make_node("SequenceConstruct", ["x"], ["y"])], [_vi("x", F, ["N"])],
-                           [helper.make_tensor_sequence_value_info("y", F, None)]),
-        "add": _model([helper.make_node("Add", ["x", "x"], ["y"])], [_vi("x", F, ["N", 4])], [_vi("y", F, ["N", 4])]),
-    }
-
-
-def _reference(model: bytes, **feeds):
-    return ort.InferenceSession(model, providers=["CPUExecutionProvider"]).run(None, feeds)
-
-
-# --- torch -------------------------------------------------------------------------------------------------------
 
 torch = pytest.importorskip("torch")
 
@@ -65,7 +32,7 @@ def mlp(models):
 
 def test_torch_module_takes_inputs_in_order_or_by_name(mlp, models):
     x, b = torch.randn(5, 4), torch.randn(4)
-    want = _reference(models["mlp"], x=x.numpy(), b=b.numpy())
+    want = reference(models["mlp"], x=x.numpy(), b=b.numpy())
     for y, s in (mlp(x, b), mlp(b=b, x=x), mlp(x, b=b)):
         np.testing.assert_allclose(y.numpy(), want[0], rtol=1e-6)
         np.testing.assert_array_equal(s.numpy(), want[1])
@@ -217,7 +184,7 @@ def test_a_released_module_is_a_clear_error_for_graphs_that_outlive_it(models):
 def test_torch_module_from_threads(mlp, models):
     x = [torch.randn(i + 1, 4) for i in range(4)]
     b = torch.randn(4)
-    want = [_reference(models["mlp"], x=xi.numpy(), b=b.numpy())[0] for xi in x]
+    want = [reference(models["mlp"], x=xi.numpy(), b=b.numpy())[0] for xi in x]
     errors = []
 
     def work(i):
@@ -268,102 +235,3 @@ def test_torch_module_on_cuda_runs_on_torchs_stream(models):
     x = torch.randn(64, 4, device="cuda")
     compiled = torch.compile(lambda x: module(x * 2) + 1, fullgraph=True)
     torch.testing.assert_close(compiled(x), 4 * x + 1)
-
-
-# --- JAX ---------------------------------------------------------------------------------------------------------
-
-
-@pytest.fixture(scope="module")
-def jx():
-    jax = pytest.importorskip("jax")
-    jax.config.update("jax_default_device", jax.devices("cpu")[0])
-    return jax
-
-
-@pytest.fixture(scope="module")
-def jmlp(jx, models):
-    return ortdlpack.jax_function(models["mlp"], intra_op_num_threads=1)
-
-
-def test_jax_function_under_jit_and_vmap(jx, jmlp, models):
-    jnp = jx.numpy
-    x, b = np.random.randn(5, 4).astype(np.float32), np.random.randn(4).astype(np.float32)
-    want = _reference(models["mlp"], x=x, b=b)
-    y, s = jmlp(jnp.asarray(x), b=jnp.asarray(b))
-    np.testing.assert_allclose(np.asarray(y), want[0], rtol=1e-6)
-    np.testing.assert_array_equal(np.asarray(s), want[1])
-
-    @jx.jit
-    def f(x, b):
-        y, s = jmlp(jnp.tanh(x), b)
-        return jnp.sin(y).sum(axis=1) + s[:, 0]
-
-    got = f(x, b)
-    yt, st = _reference(models["mlp"], x=np.tanh(x), b=b)
-    np.testing.assert_allclose(np.asarray(got), np.sin(yt).sum(axis=1) + st[:, 0], rtol=1e-5)
-    assert "ortdlpack_run" in f.lower(x, b).as_text()  # one custom call in the compiled module, no callback
-    xs = np.random.randn(3, 5, 4).astype(np.float32)
-    ys = jx.jit(jx.vmap(lambda x: jmlp(x, b)[0]))(xs)
-    for i in range(3):
-        np.testing.assert_allclose(np.asarray(ys[i]), _reference(models["mlp"], x=xs[i], b=b)[0], rtol=1e-6)
-
-
-def test_jax_function_errors(jx, jmlp, models):
-    jnp = jx.numpy
-    with pytest.raises(ValueError, match=r"input 'x': dimension 1 mismatch: the model expects float32\[N,4\]"):
-        jx.jit(jmlp)(jnp.zeros((2, 3), jnp.float32), jnp.zeros(4, jnp.float32))
-    with pytest.raises(ValueError, match=r"jax_function: output 'y' \(int64\[1,\?\]\) cannot be described .* "
-                                         r"dimension 1 is unnamed, so only a run tells its size"):
-        ortdlpack.jax_function(models["nonzero"])
-    with pytest.raises(ValueError, match="output 'y'.* not a tensor"):
-        ortdlpack.jax_function(models["sequence"])
-
-
-def test_jax_function_from_threads_and_released_while_running(jx, models):
-    jnp = jx.numpy
-    x = jnp.ones((64, 4), jnp.float32)
-    results = []
-    # A function dropped right after dispatch: XLA may still be running it asynchronously when its registration
-    # goes; the run holds the session until it ends.
-    for _ in range(4):
-        results.append(ortdlpack.jax_function(models["add"])(x))
-        gc.collect()
-    for r in results:
-        np.testing.assert_array_equal(np.asarray(r), 2 * np.ones((64, 4)))
-    f = jx.jit(ortdlpack.jax_function(models["add"]))
-    errors = []
-
-    def work():
-        try:
-            for i in range(100):
-                np.testing.assert_array_equal(np.asarray(f(x * i)), np.asarray(x * i * 2))
-        except Exception as e:  # noqa: BLE001  (reported below)
-            errors.append(e)
-
-    threads = [threading.Thread(target=work) for _ in range(4)]
-    for t in threads:
-        t.start()
-    for t in threads:
-        t.join()
-    assert not errors
-
-
-def test_jax_function_calls_do_not_grow_rss(jx, models):
-    f = jx.jit(ortdlpack.jax_function(models["add"], intra_op_num_threads=1))
-    x = jx.numpy.ones((8, 4), jx.numpy.float32)
-    assert_runs_do_not_grow_rss(lambda i: f(x).block_until_ready())
-
-
-def test_jax_function_on_a_plugin_ep_device(jx, accel, models):
-    f = jx.jit(ortdlpack.jax_function(accel.session(models["add"])))
-    x = np.random.randn(3, 4).astype(np.float32)
-    np.testing.assert_allclose(np.asarray(f(x)), 2 * x)
-
-
-def test_jax_function_on_cuda(jx, models):
-    if not any(d.platform == "gpu" for d in jx.devices()) or "CUDAExecutionProvider" not in ort.get_available_providers():
-        pytest.skip("needs jaxlib with CUDA and onnxruntime-gpu (none here: the CUDA handler is built but unverified "
-                    "on this machine)")
-    f = jx.jit(ortdlpack.jax_function(models["add"], ep="cuda"))
-    x = jx.device_put(np.ones((8, 4), np.float32), jx.devices("gpu")[0])
-    np.testing.assert_array_equal(np.asarray(f(x)), 2 * np.ones((8, 4)))
