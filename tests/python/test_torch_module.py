@@ -221,8 +221,6 @@ def test_torch_module_on_a_plugin_ep_device(accel, models):
     module = ortdlpack.torch_module(accel.session(models["add"]))
     x = torch.randn(3, 4)
     torch.testing.assert_close(module(x), x + x)
-    compiled = torch.compile(lambda x: module(x * 2), backend="eager", fullgraph=True)
-    torch.testing.assert_close(compiled(x), 4 * x)
 
 
 @pytest.mark.inductor
