@@ -36,6 +36,18 @@ set(_ort_hdr_dir "github.com/yalue/onnxruntime_go@v1.36.0")
 set(_dlpack_url "https://files.pythonhosted.org/packages/fd/52/37ef76046c70d77e7fe0f65f7e4a5e73a6142ae2339d43de7232b626b1c2/apache_tvm_ffi-0.1.15.post2-cp312-cp312-win_amd64.whl")
 set(_dlpack_sha256 "e72a88480195fb686bb0fed989145a77a6289e1814b18908462c3f7ce2e9270a")
 
+# The XLA FFI headers (xla/ffi/api/{c_api,api,ffi}.h: header-only C++ over XLA's stable C ABI) the Python extension's
+# JAX handler is built with (python/src/xla_ffi.cc). They ship only inside the jaxlib wheels (60-85 MB). A wheel is a
+# zip file: one HTTP range request fetches only its tail from the first header's entry on (the three entries, the
+# entries after them, the central directory: 0.6 MB), which CMake's zip reader extracts; each header is checked by
+# its own SHA-256 (the range is not the whole wheel, so the wheel's hash cannot be). A server that ignores the range
+# sends the whole wheel, which extracts and checks the same. They are the same in every jaxlib 0.10.2 wheel.
+set(_xla_ffi_url "https://files.pythonhosted.org/packages/b2/2c/7038fc73154307389631b5b2dbe5ac529e1918eecc19a27e6644ad114bbf/jaxlib-0.10.2-cp311-cp311-macosx_11_0_arm64.whl")
+set(_xla_ffi_offset 60825722)  # the local entry of jaxlib/include/xla/ffi/api/api.h, the first of the three
+set(_xla_ffi_sha256_api.h "7f76572a80ed2097e5924e6d02d84891c725300172280bd009c0a7c9ac7961eb")
+set(_xla_ffi_sha256_c_api.h "85fc385c2d3a6b539a05b9cf4c3535aa24b4b41040f9e111c1f2c11b0e2fa539")
+set(_xla_ffi_sha256_ffi.h "4e4a1d8f9825e88e15a2bcbb7c08eb6233f020b952cab5bbbb8510e3017515c5")
+
 # Downloads url to file (checked by SHA-256) with progress, or stops the configure with what went wrong.
 function(_ortdlpack_download url sha256 file what)
   message(STATUS "ortdlpack: downloading ${what} into ${ORTDLPACK_DEPS_DIR}")
@@ -182,4 +194,53 @@ if(NOT TARGET dlpack::dlpack)
   endif()
   add_library(dlpack::dlpack INTERFACE IMPORTED)
   set_target_properties(dlpack::dlpack PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${DLPACK_INCLUDE_DIR}")
+endif()
+
+# --- XLA FFI headers (the Python extension's JAX handler) -------------------------------------------------------
+# Defines xla_ffi::headers. -DXLA_FFI_INCLUDE_DIR=<dir holding xla/ffi/api/ffi.h> (e.g. jax.ffi.include_dir())
+# uses those instead of fetching.
+function(_ortdlpack_fetch_xla_ffi out_include)
+  set(inc "${ORTDLPACK_DEPS_DIR}/xla-ffi-jaxlib-0.10.2/include")
+  if(NOT EXISTS "${inc}/xla/ffi/api/ffi.h")
+    file(MAKE_DIRECTORY "${ORTDLPACK_DEPS_DIR}")
+    file(LOCK "${ORTDLPACK_DEPS_DIR}/xla-ffi.lock" GUARD FUNCTION TIMEOUT 600)
+    if(NOT EXISTS "${inc}/xla/ffi/api/ffi.h")
+      set(part "${ORTDLPACK_DEPS_DIR}/jaxlib-0.10.2-tail.zip")
+      message(STATUS "ortdlpack: downloading the XLA FFI headers (the tail of the jaxlib 0.10.2 wheel, 0.6 MB) "
+                     "into ${ORTDLPACK_DEPS_DIR}")
+      file(DOWNLOAD "${_xla_ffi_url}" "${part}" RANGE_START ${_xla_ffi_offset} STATUS st)
+      list(GET st 0 code)
+      if(NOT code EQUAL 0)
+        file(REMOVE "${part}")
+        message(FATAL_ERROR "ortdlpack: download of ${_xla_ffi_url} failed: ${st}\nWithout network access, pass "
+                            "-DXLA_FFI_INCLUDE_DIR=<dir> (python -c 'import jax.ffi; print(jax.ffi.include_dir())').")
+      endif()
+      set(tmp "${ORTDLPACK_DEPS_DIR}/_xla_ffi_extract")
+      file(REMOVE_RECURSE "${tmp}")
+      file(ARCHIVE_EXTRACT INPUT "${part}" DESTINATION "${tmp}" PATTERNS "jaxlib/include/xla/ffi/api/*.h")
+      foreach(h api.h c_api.h ffi.h)
+        file(SHA256 "${tmp}/jaxlib/include/xla/ffi/api/${h}" got)
+        if(NOT got STREQUAL "${_xla_ffi_sha256_${h}}")
+          file(REMOVE_RECURSE "${tmp}" "${part}")
+          message(FATAL_ERROR "ortdlpack: xla/ffi/api/${h} from ${_xla_ffi_url} has SHA-256 ${got}, "
+                              "expected ${_xla_ffi_sha256_${h}}")
+        endif()
+      endforeach()
+      file(MAKE_DIRECTORY "${inc}/xla/ffi")
+      file(RENAME "${tmp}/jaxlib/include/xla/ffi/api" "${inc}/xla/ffi/api")
+      file(REMOVE_RECURSE "${tmp}" "${part}")
+    endif()
+  endif()
+  set(${out_include} "${inc}" PARENT_SCOPE)
+endfunction()
+
+if(ORTDLPACK_BUILD_PYTHON AND NOT TARGET xla_ffi::headers)
+  if(NOT XLA_FFI_INCLUDE_DIR)
+    _ortdlpack_fetch_xla_ffi(_xla_ffi_inc)
+    set(XLA_FFI_INCLUDE_DIR "${_xla_ffi_inc}" CACHE PATH "Directory holding xla/ffi/api/ffi.h" FORCE)
+  elseif(NOT EXISTS "${XLA_FFI_INCLUDE_DIR}/xla/ffi/api/ffi.h")
+    message(FATAL_ERROR "ortdlpack: XLA_FFI_INCLUDE_DIR='${XLA_FFI_INCLUDE_DIR}' holds no xla/ffi/api/ffi.h")
+  endif()
+  add_library(xla_ffi::headers INTERFACE IMPORTED)
+  set_target_properties(xla_ffi::headers PROPERTIES INTERFACE_INCLUDE_DIRECTORIES "${XLA_FFI_INCLUDE_DIR}")
 endif()

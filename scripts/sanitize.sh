@@ -93,8 +93,10 @@ if [[ $python == 1 ]]; then
     # tests in tests/python check ortdlpack's lifetimes). PYTHONMALLOC=malloc routes Python objects through ASan.
     # The RSS-growth tests are deselected: ASan's quarantine (freed memory kept poisoned) grows RSS by design.
     # The example and Ray Serve tests run other processes (which would inherit LD_PRELOAD): they check the examples,
-    # not ortdlpack's memory safety, and run in the plain leg; so do the apps (test_apps.py: OpenCV, scikit-learn).
-    # ONNX's conformance models run once in the plain leg; here every 20th (ORTDLPACK_CONFORMANCE_SAMPLE).
+    # not ortdlpack's memory safety, and run in the plain leg; so do the apps (test_apps.py: OpenCV, scikit-learn)
+    # and the tests marked `inductor` (torch.compile's inductor runs a C++ compiler in subprocesses; the custom op
+    # they compile in is run by the other tests). ONNX's conformance models run once in the plain leg; here every
+    # 20th (ORTDLPACK_CONFORMANCE_SAMPLE).
     # libstdc++ is preloaded too: python itself does not link it, and ASan's __cxa_throw interceptor must find the
     # real one when the runtime starts ("CHECK failed: ... real___cxa_throw != 0" at the first C++ throw otherwise).
     preload="$(gcc -print-file-name=libasan.so) $(gcc -print-file-name=libstdc++.so.6)"
@@ -103,7 +105,7 @@ if [[ $python == 1 ]]; then
       ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:fast_unwind_on_malloc=1:detect_odr_violation=0" \
       "$py" -m pytest -q -p no:cacheprovider tests/python \
         --ignore=tests/python/test_examples.py --ignore=tests/python/test_serve.py \
-        --ignore=tests/python/test_apps.py -k 'not do_not_grow_rss'
+        --ignore=tests/python/test_apps.py -k 'not do_not_grow_rss' -m 'not inductor'
     echo "== ASan/UBSan Python: passed in $((SECONDS - start))s"
   else
     echo "== ASan/UBSan Python: skipped: the extension did not build with ORTDLPACK_SANITIZE=ON"

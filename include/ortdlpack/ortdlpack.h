@@ -11,6 +11,7 @@
 #include "ortdlpack/import.h"     // DLPack -> Tensor, placed where asked
 #include "ortdlpack/placement.h"  // place(): the one copy/no-copy decision
 #include "ortdlpack/session.h"    // create and run sessions on Tensors through IoBinding
+#include "ortdlpack/shapes.h"     // output shapes from input shapes, for frameworks' tracers
 #include "ortdlpack/stream.h"     // stream ordering of device work
 #include "ortdlpack/tensor.h"     // Tensor: shared owner of an OrtValue
 #include "ortdlpack/transfer.h"   // allocate / copy / to

@@ -76,6 +76,8 @@ def register_execution_provider_library(name: str, path: str) -> int:
 from . import errors  # noqa: E402
 from ._config import show_config  # noqa: E402
 from ._inference_session import InferenceSession  # noqa: E402
+from ._jax_op import jax_function  # noqa: E402
+from ._torch_op import torch_module  # noqa: E402
 
 __all__ = [
     "DLPACK_VERSION",
@@ -91,9 +93,11 @@ __all__ = [
     "__version__",
     "as_ortvalue",
     "from_dlpack",
+    "jax_function",
     "register_device",
     "register_execution_provider_library",
     "run",
     "show_config",
+    "torch_module",
     "unregister_device",
 ]

@@ -11,6 +11,7 @@
 
 #include <exception>
 #include <functional>
+#include <memory>
 #include <optional>
 #include <string>
 
@@ -202,6 +203,32 @@ const OrtRunOptions* onnxruntime_run_options(nb::handle options);
 // session.cc -----------------------------------------------------------------------------------------------------
 // ortdlpack.Session: an OrtSession made with the C API on env() and run by ortdlpack::Session.
 void bind_session(nb::module_& m);
+// The core Session of an ortdlpack.Session (TypeError for any other object): valid while that object lives.
+Session& core_session(nb::handle session);
+
+// compiled_sessions.cc -------------------------------------------------------------------------------------------
+// A session that compiled code names by a number (torch's custom op, XLA's FFI call): its core Session, the shape
+// rules it was wrapped with, and a reference to its ortdlpack.Session, which keeps the core Session alive and is
+// released with the GIL when the last holder (the registry, or a run in progress) lets go.
+struct CompiledSession {
+  CompiledSession(Session& core, ShapeRules shape_rules, nb::handle owner);
+  ~CompiledSession();
+  CompiledSession(const CompiledSession&) = delete;
+  CompiledSession& operator=(const CompiledSession&) = delete;
+
+  Session& session;
+  const ShapeRules rules;
+  PyObject* owner;
+};
+// The registered session with that id, shared for the caller's run; Error(kInvalidArgument) when there is none (never
+// registered, or released: ids are never reused). Callable without the GIL.
+std::shared_ptr<const CompiledSession> compiled_session(uint64_t id);
+void bind_compiled_sessions(nb::module_& m);
+
+// xla_ffi.cc -----------------------------------------------------------------------------------------------------
+// The XLA FFI handlers (CPU, CUDA) that run a compiled session on XLA's buffers, as capsules for
+// jax.ffi.register_ffi_target.
+void bind_xla_ffi(nb::module_& m);
 
 // config.cc ------------------------------------------------------------------------------------------------------
 // What ortdlpack.show_config() asks the core about the env's EP devices.

@@ -118,6 +118,8 @@ NB_MODULE(_ortdlpack, m) {
   bind_session(m);
   bind_run(m);
   bind_config(m);
+  bind_compiled_sessions(m);
+  bind_xla_ffi(m);
 
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { g_exiting = true; }));
   ortdlpack::python::set_ep_package_finder(&find_ep_packages);

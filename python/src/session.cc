@@ -411,6 +411,13 @@ nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, 
 
 }  // namespace
 
+Session& core_session(nb::handle session) {
+  if (!nb::isinstance<PySession>(session)) {
+    throw nb::type_error(("expected an ortdlpack.Session, not " + type_name(session.ptr())).c_str());
+  }
+  return *nb::cast<PySession&>(session).core;
+}
+
 void bind_session(nb::module_& m) {
   m.def("_onnxruntime_providers", &onnxruntime_providers, nb::arg("sess_options").none(), nb::arg("providers").none(),
         nb::arg("provider_options").none(),

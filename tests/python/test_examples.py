@@ -37,6 +37,18 @@ def test_jax_pipeline():
     assert "without a copy: True" in out
 
 
+def test_torch_compile_onnx():
+    needs("torch")
+    out = run_example("torch_compile_onnx.py")
+    assert "graph breaks: 0" in out and "graphs compiled for 3 batch sizes: 1" in out and "results equal" in out
+
+
+def test_jax_jit_onnx():
+    needs("jax")
+    out = run_example("jax_jit_onnx.py")
+    assert "custom call in the compiled module: True" in out and "results equal" in out
+
+
 def test_tensorflow_pipeline():
     needs("tensorflow")
     out = run_example("tensorflow_pipeline.py")

@@ -1,0 +1,67 @@
+"""A session registered for compiled code (torch's custom op, XLA's FFI call), shared by torch_module and
+jax_function: the model or ortdlpack.Session it wraps, the id compiled graphs carry, and the call convention
+(inputs positionally in the model's order, or by name). The registration lives as long as this object; the C++
+registry (python/src/compiled_sessions.cc) keeps the session alive while a run holds it."""
+
+from __future__ import annotations
+
+import os
+import weakref
+
+from . import _ortdlpack
+from ._ortdlpack import Session
+
+# id -> CompiledSession, for the custom op's implementations (the graph carries only the id).
+_live: weakref.WeakValueDictionary[int, CompiledSession] = weakref.WeakValueDictionary()
+
+
+def lookup(session_id: int) -> CompiledSession:
+    """The live registration of `session_id`; ValueError (the registry's message) once it was released."""
+    compiled = _live.get(session_id)
+    if compiled is None:
+        _ortdlpack._compiled_session(session_id)  # raises, saying why
+    return compiled
+
+
+class CompiledSession:
+    def __init__(self, model_or_session, session_kwargs: dict, framework: str, undetermined_allowed: bool):
+        if isinstance(model_or_session, Session):
+            if session_kwargs:
+                raise TypeError(
+                    f"{framework}: keyword arguments ({', '.join(session_kwargs)}) create a session from a model; "
+                    "an ortdlpack.Session was given"
+                )
+            self.session = model_or_session
+        elif isinstance(model_or_session, (str, bytes, bytearray, memoryview, os.PathLike)):
+            self.session = Session(model_or_session, **session_kwargs)
+        else:
+            raise TypeError(
+                f"{framework}: model_or_session must be a model (a path or the model's bytes) or an "
+                f"ortdlpack.Session, not {type(model_or_session).__name__}"
+            )
+        self.framework = framework
+        self.id, self.output_dtypes = _ortdlpack._compile_session(self.session, framework, undetermined_allowed)
+        weakref.finalize(self, _ortdlpack._release_compiled, self.id)
+        self.input_names = self.session.input_names
+        self.output_names = self.session.output_names
+        _live[self.id] = self
+
+    def order(self, args: tuple, kwargs: dict) -> list:
+        """The inputs in the model's order, from positional arguments and/or arguments by input name."""
+        names = self.input_names
+        if not kwargs and len(args) == len(names):
+            return list(args)
+        if len(args) > len(names):
+            raise TypeError(f"{self.framework}: the model takes {len(names)} inputs {names}, got {len(args)}")
+        values = list(args) + [None] * (len(names) - len(args))
+        for name, value in kwargs.items():
+            if name not in names:
+                raise TypeError(f"{self.framework}: the model has no input '{name}' (its inputs: {names})")
+            i = names.index(name)
+            if values[i] is not None:
+                raise TypeError(f"{self.framework}: input '{name}' given twice")
+            values[i] = value
+        missing = [n for n, v in zip(names, values) if v is None]
+        if missing:
+            raise TypeError(f"{self.framework}: missing inputs {missing} (the model's inputs: {names})")
+        return values

@@ -1,0 +1,123 @@
+"""The torch side of ortdlpack.torch_module (_torch_op.py), imported on its first call: torch is imported here.
+
+The module calls one custom operator, ``ortdlpack::run(int session, Tensor[] inputs) -> Tensor[]``
+(torch.library.custom_op): the session is an id of the registry compiled code names sessions by. Its fake
+implementation derives the outputs' shapes and dtypes from the model (ShapeRules in the core): a size the inputs give
+stays that input's (symbolic) size, a size only the run tells is an unbacked symbol. Its implementation allocates the
+outputs with torch and ORT writes into them (ortdlpack's destinations); an output whose size only the run tells is
+ORT's, handed to torch through DLPack. No copy either way. ONNX Runtime computes no gradients: backward raises."""
+
+from __future__ import annotations
+
+import torch
+
+from . import _ortdlpack
+from ._compiled import CompiledSession, lookup
+
+
+def _dtype_name(dtype: torch.dtype) -> str:
+    return str(dtype).removeprefix("torch.")
+
+
+def _torch_dtypes(compiled: CompiledSession) -> list[torch.dtype]:
+    dtypes = []
+    for name, dtype in zip(compiled.output_names, compiled.output_dtypes):
+        if not isinstance(getattr(torch, dtype, None), torch.dtype):
+            raise TypeError(f"torch_module: output '{name}' is {dtype}, which torch has no dtype for")
+        dtypes.append(getattr(torch, dtype))
+    return dtypes
+
+
+def _derive(session: int, inputs: list[torch.Tensor], symbolic: bool):
+    shapes = [[d if isinstance(d, int) else None for d in x.shape] for x in inputs]
+    outputs, pending = _ortdlpack._derive_shapes(session, [_dtype_name(x.dtype) for x in inputs], shapes)
+    if symbolic:
+        for i, axis, expected, message in pending:
+            other = expected if isinstance(expected, int) else inputs[expected[0]].shape[expected[1]]
+            torch._check(inputs[i].shape[axis] == other, lambda message=message: message)
+    return outputs
+
+
+@torch.library.custom_op("ortdlpack::run", mutates_args=())
+def run(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Runs registered session `session` on `inputs` (the model's inputs, in order); returns its outputs."""
+    compiled = lookup(session)
+    device = inputs[0].device if inputs else torch.device("cpu")
+    results: list = []
+    destinations = {}
+    for name, shape, dtype in zip(compiled.output_names, _derive(session, inputs, False), compiled.torch_dtypes):
+        known = None not in shape
+        results.append(torch.empty(shape, dtype=dtype, device=device) if known else None)
+        if known:
+            destinations[name] = results[-1]
+    produced = compiled.session.run(dict(zip(compiled.input_names, inputs)), outputs=destinations)
+    return [r if r is not None else torch.from_dlpack(p) for r, p in zip(results, produced)]
+
+
+@run.register_fake
+def _run_fake(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    compiled = lookup(session)
+    device = inputs[0].device if inputs else torch.device("cpu")
+    results = []
+    for shape, dtype in zip(_derive(session, inputs, True), compiled.torch_dtypes):
+        dims = []
+        for d in shape:
+            if isinstance(d, int):
+                dims.append(d)
+            elif d is None:  # only the run tells it: an unbacked symbol
+                dims.append(torch.library.get_ctx().new_dynamic_size())
+            else:
+                dims.append(inputs[d[0]].shape[d[1]])
+        results.append(torch.empty(dims, dtype=dtype, device=device))
+    return results
+
+
+@torch.library.custom_op("ortdlpack::no_gradient", mutates_args=())
+def no_gradient(session: int, grads: list[torch.Tensor], inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """What backward through ortdlpack::run runs: an error, when (and only when) a gradient is asked for. It takes
+    the outputs' gradients so that a compiler's partitioner keeps it in the backward graph."""
+    names = lookup(session).input_names
+    raise RuntimeError(
+        f"ortdlpack.torch_module: backward through the ONNX model (inputs {list(names)}) is not possible: ONNX "
+        "Runtime computes no gradients. Detach its inputs (or run it under torch.no_grad()) where no gradient "
+        "must flow through it."
+    )
+
+
+@no_gradient.register_fake
+def _no_gradient_fake(session: int, grads: list[torch.Tensor], inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    return [torch.empty_like(x) for x in inputs]
+
+
+def _setup_context(ctx, inputs, output):
+    ctx.session = inputs[0]
+    ctx.save_for_backward(*inputs[1])
+
+
+def _backward(ctx, grads):
+    return None, no_gradient(ctx.session, [g for g in grads if g is not None], list(ctx.saved_tensors))
+
+
+run.register_autograd(_backward, setup_context=_setup_context)
+
+
+class OnnxModule(torch.nn.Module):
+    """An ONNX model as a torch.nn.Module (ortdlpack.torch_module): forward takes the model's inputs positionally in
+    the model's order or by name, and returns its output, or a tuple of its outputs."""
+
+    def __init__(self, compiled: CompiledSession):
+        super().__init__()
+        compiled.torch_dtypes = _torch_dtypes(compiled)
+        self._compiled = compiled
+        self._session_id = compiled.id
+        self._single = len(compiled.output_names) == 1
+
+    @property
+    def session(self):
+        """The ortdlpack.Session the module runs."""
+        return self._compiled.session
+
+    def forward(self, *args, **kwargs):
+        inputs = [x.contiguous() for x in self._compiled.order(args, kwargs)]
+        outputs = torch.ops.ortdlpack.run(self._session_id, inputs)
+        return outputs[0] if self._single else tuple(outputs)

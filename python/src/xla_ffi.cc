@@ -1,0 +1,174 @@
+// The XLA FFI handler behind ortdlpack.jax_function: XLA calls it inside a compiled computation with its own buffers,
+// and it runs a compiled session (compiled_sessions.cc) on them: every argument imported as a read-only feed and every
+// result as a destination ORT writes in place (the core's import, Session::run and RunOptions::destinations), so no
+// byte is copied and nothing crosses into Python. The output shapes XLA allocated are those ShapeRules derived at
+// trace time; the core checks them again against the model before ORT runs.
+//
+// On CUDA, XLA's buffers are ordered by its stream: ortdlpack's stream of the device first waits for what XLA queued
+// (adopt_caller_work), the session runs, then XLA's stream waits for the outputs (order_for_consumer), as for any
+// DLPack exchange with a stream (docs/streams.md).
+#include <xla/ffi/api/ffi.h>
+
+#include <exception>
+#include <string>
+#include <vector>
+
+#include "common.h"
+#include "stream_order.h"
+
+namespace ffi = xla::ffi;
+
+namespace ortdlpack::py {
+namespace {
+
+// XLA's element types as DLPack's. Packed sub-byte types and XLA-only float8 variants are refused.
+DLDataType dlpack_dtype(ffi::DataType type) {
+  const auto dl = [](DLDataTypeCode code, uint8_t bits) { return DLDataType{static_cast<uint8_t>(code), bits, 1}; };
+  switch (type) {
+    case ffi::DataType::PRED:
+      return dl(kDLBool, 8);
+    case ffi::DataType::S8:
+      return dl(kDLInt, 8);
+    case ffi::DataType::S16:
+      return dl(kDLInt, 16);
+    case ffi::DataType::S32:
+      return dl(kDLInt, 32);
+    case ffi::DataType::S64:
+      return dl(kDLInt, 64);
+    case ffi::DataType::U8:
+      return dl(kDLUInt, 8);
+    case ffi::DataType::U16:
+      return dl(kDLUInt, 16);
+    case ffi::DataType::U32:
+      return dl(kDLUInt, 32);
+    case ffi::DataType::U64:
+      return dl(kDLUInt, 64);
+    case ffi::DataType::F16:
+      return dl(kDLFloat, 16);
+    case ffi::DataType::F32:
+      return dl(kDLFloat, 32);
+    case ffi::DataType::F64:
+      return dl(kDLFloat, 64);
+    case ffi::DataType::BF16:
+      return dl(kDLBfloat, 16);
+    case ffi::DataType::C64:
+      return dl(kDLComplex, 64);
+    case ffi::DataType::C128:
+      return dl(kDLComplex, 128);
+    case ffi::DataType::F8E5M2:
+      return dl(kDLFloat8_e5m2, 8);
+    case ffi::DataType::F8E4M3FN:
+      return dl(kDLFloat8_e4m3fn, 8);
+    case ffi::DataType::F8E5M2FNUZ:
+      return dl(kDLFloat8_e5m2fnuz, 8);
+    case ffi::DataType::F8E4M3FNUZ:
+      return dl(kDLFloat8_e4m3fnuz, 8);
+    default:
+      throw Error(ErrorKind::kUnsupported, "jax_function: XLA element type " + std::to_string(static_cast<int>(type)) +
+                                               " has no ONNX tensor type");
+  }
+}
+
+// A DLPack tensor over one XLA buffer, owned by XLA for the whole call: its deleter does nothing.
+struct BufferView {
+  DLManagedTensorVersioned managed{};
+};
+
+// Imports `buffer` as a Tensor over XLA's memory (read-only for an argument). `view` must outlive the Tensor.
+Tensor import_buffer(const ffi::AnyBuffer& buffer, DLDevice device, bool read_only, BufferView& view) {
+  DLManagedTensorVersioned& m = view.managed;
+  m.version = {DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
+  m.deleter = [](DLManagedTensorVersioned*) {};
+  m.flags = read_only ? DLPACK_FLAG_BITMASK_READ_ONLY : 0;
+  const ffi::AnyBuffer::Dimensions dims = buffer.dimensions();
+  m.dl_tensor.data = buffer.untyped_data();
+  m.dl_tensor.device = device;
+  m.dl_tensor.ndim = static_cast<int32_t>(dims.size());
+  m.dl_tensor.dtype = dlpack_dtype(buffer.element_type());
+  m.dl_tensor.shape = const_cast<int64_t*>(dims.begin());
+  m.dl_tensor.strides = nullptr;  // XLA's FFI buffers are dense, row-major
+  m.dl_tensor.byte_offset = 0;
+  return ortdlpack::from_dlpack(&m).tensor;
+}
+
+// Runs compiled session `id` on XLA's buffers. `stream`: XLA's stream on a device with one (nullopt on the host).
+ffi::Error run(uint64_t id, ffi::RemainingArgs args, ffi::RemainingRets rets, DLDevice device,
+               const CallerStream* stream) {
+  try {
+    const std::shared_ptr<const CompiledSession> entry = compiled_session(id);
+    Session& session = entry->session;
+    if (args.size() != session.inputs().size() || rets.size() != session.outputs().size()) {
+      throw Error(ErrorKind::kInvalidArgument, "jax_function: the call has " + std::to_string(args.size()) +
+                                                   " arguments and " + std::to_string(rets.size()) +
+                                                   " results for a model of " +
+                                                   std::to_string(session.inputs().size()) + " inputs and " +
+                                                   std::to_string(session.outputs().size()) + " outputs");
+    }
+    std::vector<BufferView> views(args.size() + rets.size());  // outlive the Tensors below
+    Feeds feeds;
+    RunOptions options;
+    for (size_t i = 0; i < args.size(); ++i) {
+      const ffi::ErrorOr<ffi::AnyBuffer> b = args.get<ffi::AnyBuffer>(i);
+      if (b.has_error()) return b.error();
+      feeds.emplace_back(session.inputs()[i].name, import_buffer(*b, device, true, views[i]));
+    }
+    for (size_t k = 0; k < rets.size(); ++k) {
+      ffi::ErrorOr<ffi::Result<ffi::AnyBuffer>> b = rets.get<ffi::AnyBuffer>(k);
+      if (b.has_error()) return b.error();
+      options.destinations.emplace_back(session.outputs()[k].name,
+                                        import_buffer(**b, device, false, views[args.size() + k]));
+    }
+    if (stream != nullptr) adopt_caller_work(*stream);
+    const std::vector<Tensor> outputs = session.run(feeds, {}, options);
+    if (stream != nullptr) {
+      for (const Tensor& t : outputs) order_for_consumer(t, static_cast<int64_t>(stream->handle));
+    }
+    return ffi::Error::Success();
+  } catch (const Error& e) {
+    return ffi::Error(e.kind() == ErrorKind::kRuntime ? ffi::ErrorCode::kInternal : ffi::ErrorCode::kInvalidArgument,
+                      e.what());
+  } catch (const std::exception& e) {
+    return ffi::Error::Internal(e.what());
+  }
+}
+
+ffi::Error run_on_host(uint64_t id, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+  return run(id, args, rets, DLDevice{kDLCPU, 0}, nullptr);
+}
+
+ffi::Error run_on_cuda(void* stream, int32_t ordinal, uint64_t id, ffi::RemainingArgs args, ffi::RemainingRets rets) {
+  try {
+    const DLDevice device{kDLCUDA, ordinal};
+    const CallerStream s{memory_info(device), reinterpret_cast<uintptr_t>(stream), false};
+    return run(id, args, rets, device, &s);
+  } catch (const std::exception& e) {
+    return ffi::Error::Internal(e.what());
+  }
+}
+
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ortdlpack_run_host, run_on_host,
+                              ffi::Ffi::Bind().Attr<uint64_t>("session").RemainingArgs().RemainingRets());
+XLA_FFI_DEFINE_HANDLER_SYMBOL(ortdlpack_run_cuda, run_on_cuda,
+                              ffi::Ffi::Bind()
+                                  .Ctx<ffi::PlatformStream<void*>>()
+                                  .Ctx<ffi::DeviceOrdinal>()
+                                  .Attr<uint64_t>("session")
+                                  .RemainingArgs()
+                                  .RemainingRets());
+
+}  // namespace
+
+void bind_xla_ffi(nb::module_& m) {
+  m.def(
+      "_xla_ffi_handlers",
+      [] {
+        nb::dict d;
+        d["cpu"] = nb::capsule(reinterpret_cast<void*>(&ortdlpack_run_host));
+        d["CUDA"] = nb::capsule(reinterpret_cast<void*>(&ortdlpack_run_cuda));
+        return d;
+      },
+      nb::sig("def _xla_ffi_handlers() -> dict"),
+      "The XLA FFI handlers of ortdlpack_run by platform, as capsules for jax.ffi.register_ffi_target.");
+}
+
+}  // namespace ortdlpack::py
