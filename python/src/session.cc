@@ -354,7 +354,8 @@ nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, 
     ++i;
     if (PyUnicode_Check(p.ptr())) {
       name = nb::borrow(p);
-    } else if (PyTuple_Check(p.ptr()) && nb::len(p) == 2 && PyUnicode_Check(p[0].ptr()) && PyDict_Check(p[1].ptr())) {
+    } else if (!separate && PyTuple_Check(p.ptr()) && nb::len(p) == 2 && PyUnicode_Check(p[0].ptr()) &&
+               PyDict_Check(p[1].ptr())) {
       name = p[0];
       options = p[1];
     } else {
