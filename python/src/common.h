@@ -104,6 +104,9 @@ nb::object wrap(Tensor t);
 nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                          nb::handle copy);
 nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy);
+// A host tensor of a producer with a C exchange API (torch) as a numpy array over its memory, when numpy has its
+// dtype: what onnxruntime's run reads as it is, with no ORT value in between. An invalid object otherwise.
+nb::object numpy_view_of(nb::handle x);
 // What from_dlpack imports, as a core Tensor (no Python object made). `what` names `x` in the TypeError for an
 // object that is no DLPack tensor. JAX arrays and TensorFlow tensors, immutable by contract, import read-only.
 Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* what);
@@ -160,6 +163,9 @@ nb::object numpy_dtype_of(ONNXTensorElementDataType type);
 // (no DLPack form: onnxruntime's run takes them as string tensors); an array of a user-defined dtype (ml_dtypes').
 enum class NumpyKind { kNone, kScalar, kNative, kStrings, kOther };
 NumpyKind numpy_kind(nb::handle x);
+// A numpy array over the host memory of a DLPack tensor of a dtype numpy has (python::numpy_has), which it owns:
+// its deleter runs when numpy lets the array go (also when making the array fails).
+nb::object numpy_over(DLManagedTensorVersioned* m);
 // The bytes a numpy array's elements occupy, [begin, end); empty for anything else and for an empty array.
 struct ByteRange {
   const char* begin = nullptr;
@@ -243,6 +249,7 @@ struct Request {
   Feeds feeds;
   std::vector<std::string> value_names;  // the inputs fed with values (plan_run's `values`)
   std::vector<nb::object> values;        // the values themselves, in value_names' order
+  bool values_as_given = true;           // each value is the caller's own object (no numpy view in its place)
   std::vector<std::string> names;
   RunOptions options;
   RunPlan plan;

@@ -337,6 +337,22 @@ Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* 
   return import_capsule(capsule.ptr(), mode, target, immutable_producer(Py_TYPE(x.ptr())));
 }
 
+nb::object numpy_view_of(nb::handle x) {
+  if (exchange_api_of(Py_TYPE(x.ptr())) == nullptr) return nb::object();
+  DLManagedTensorVersioned* m = exchange_export(x);  // host tensors only
+  if (m == nullptr) return nb::object();
+  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  try {
+    type = from_dlpack_dtype(m->dl_tensor.dtype);
+  } catch (const Error&) {  // a dtype ORT has not: the import says so
+  }
+  if (!python::numpy_has(type) || m->dl_tensor.ndim < 0 || m->dl_tensor.ndim > kMaxNdim) {
+    m->deleter(m);
+    return nb::object();
+  }
+  return numpy_over(m);
+}
+
 nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
   Tensor t = import_any(x, device, copy, "from_dlpack: x");
   // An ortdlpack.Tensor that stays where it is, is returned as itself.

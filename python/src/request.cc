@@ -146,10 +146,19 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, const std::vector<Io
       list = list || PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr());  // the core's Session: made numpy arrays
     } else if (list) {
       value = values == Values::kOnnxruntimeTakes || io == nullptr || !io->has_dlpack_form();
+    } else if (values == Values::kOnnxruntimeTakes && numpy == NumpyKind::kNone) {
+      // A host tensor onnxruntime's run can read as a numpy view: no ORT value in between (torch's, through its C
+      // exchange API); an onnxruntime.OrtValue as it is.
+      nb::object view = numpy_view_of(x);
+      if (view.is_valid() || is_ortvalue(x)) {
+        r.value_names.push_back(std::move(name));
+        r.values_as_given = r.values_as_given && !view.is_valid();
+        r.values.push_back(view.is_valid() ? std::move(view) : nb::borrow(x));
+        return;
+      }
+      value = !dlpack_producer(x, numpy);
     } else {
-      const bool as_it_is = values == Values::kOnnxruntimeTakes &&
-                            (numpy == NumpyKind::kNative || (numpy == NumpyKind::kNone && is_ortvalue(x)));
-      value = as_it_is || !dlpack_producer(x, numpy);
+      value = (values == Values::kOnnxruntimeTakes && numpy == NumpyKind::kNative) || !dlpack_producer(x, numpy);
     }
     if (value) {
       r.value_names.push_back(std::move(name));

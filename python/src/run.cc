@@ -157,12 +157,12 @@ nb::object run_results(const Request& r, nb::handle input_feed, nb::object produ
 }
 
 // Runs the plan with onnxruntime's run: the bound tensors as run_feed makes them, the values as they are (the
-// caller's own dict when every feed is a value).
+// caller's own dict when every feed is a value the caller gave).
 nb::object run_with_values(const PyPlanner& p, const Request& r, nb::handle session, nb::handle feeds,
                            nb::handle run_options) {
   if (p.graph_capture) session.attr("_validate_graph_capture_run_api")(run_options);
   nb::object input_feed;
-  if (r.feeds.empty() && PyDict_Check(feeds.ptr())) {
+  if (r.feeds.empty() && r.values_as_given && PyDict_Check(feeds.ptr())) {
     input_feed = nb::borrow(feeds);
   } else {
     nb::dict d;

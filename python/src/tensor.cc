@@ -243,6 +243,38 @@ DLManagedTensorVersioned* numpy_extension_export(nb::handle x) {
   return &e.release()->managed;
 }
 
+nb::object numpy_over(DLManagedTensorVersioned* m) {
+  // Owned from here: the capsule (the array's base) runs the deleter when numpy lets the array go.
+  nb::capsule owner(m, [](void* p) noexcept {
+    auto* t = static_cast<DLManagedTensorVersioned*>(p);
+    if (t->deleter != nullptr) t->deleter(t);
+  });
+  const DLTensor& t = m->dl_tensor;
+  PyArray_Descr* descr = descr_of(from_dlpack_dtype(t.dtype));
+  const npy_intp item = static_cast<npy_intp>(t.dtype.bits / 8);
+  npy_intp dims[kMaxNdim], strides[kMaxNdim];
+  for (int32_t i = 0; i < t.ndim; ++i) {
+    dims[i] = static_cast<npy_intp>(t.shape[i]);
+    if (t.strides != nullptr) strides[i] = static_cast<npy_intp>(t.strides[i]) * item;
+  }
+  npy_intp step = item;  // row-major strides, when the producer gives none
+  for (int32_t i = t.ndim - 1; t.strides == nullptr && i >= 0; --i) {
+    strides[i] = step;
+    step *= dims[i];
+  }
+  const bool read_only = (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0;
+  Py_INCREF(reinterpret_cast<PyObject*>(descr));  // PyArray_NewFromDescr steals it
+  static char empty;
+  char* data = t.data != nullptr ? static_cast<char*>(t.data) + t.byte_offset : &empty;
+  nb::object arr = nb::steal(PyArray_NewFromDescr(&PyArray_Type, descr, t.ndim, dims, strides, data,
+                                                  read_only ? 0 : NPY_ARRAY_WRITEABLE, nullptr));
+  if (!arr.is_valid()) throw nb::python_error();
+  if (PyArray_SetBaseObject(reinterpret_cast<PyArrayObject*>(arr.ptr()), owner.release().ptr()) != 0) {
+    throw nb::python_error();
+  }
+  return arr;
+}
+
 ByteRange array_bytes(nb::handle x) {
   if (!PyArray_Check(x.ptr())) return {};
   auto* a = reinterpret_cast<PyArrayObject*>(x.ptr());
