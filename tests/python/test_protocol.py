@@ -147,9 +147,25 @@ def test_copy_true_honours_is_copied_flag():
     p = FakeProducer(a, flags=IS_COPIED)
     t = od.from_dlpack(p, copy=True)
     assert np.from_dlpack(t).ctypes.data == a.ctypes.data  # the producer copied already: no second copy
+    assert not t.read_only
     p2 = FakeProducer(a)
     t2 = od.from_dlpack(p2, copy=True)
     assert np.from_dlpack(t2).ctypes.data != a.ctypes.data
+
+
+def test_copy_true_copies_a_read_only_producer_copy_again():
+    # IS_COPIED says the memory is the consumer's alone; READ_ONLY on it means it is not the writable array copy=True
+    # gives (numpy, torch): it is copied once more.
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    p = FakeProducer(a, flags=IS_COPIED | READ_ONLY)
+    t = od.from_dlpack(p, copy=True)
+    assert not t.read_only
+    b = np.from_dlpack(t)
+    assert b.flags.writeable and b.ctypes.data != a.ctypes.data
+    np.testing.assert_array_equal(b, a)
+    assert p.deleted == 1  # the copy no longer reads the producer's memory
+    shared = od.from_dlpack(FakeProducer(a, flags=IS_COPIED | READ_ONLY))  # copy=None: held where it is, read-only
+    assert shared.read_only and np.from_dlpack(shared).ctypes.data == a.ctypes.data
 
 
 def test_read_only_producer():
