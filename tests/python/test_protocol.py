@@ -195,6 +195,15 @@ def test_from_dlpack_device_argument_forms(t):
         assert od.from_dlpack(np.zeros(2), device=device).device == "cpu"
 
 
+def test_every_cpu_device_id_is_the_cpu():
+    # Found by the fuzzer: (kDLCPU, 3) is the one CPU memory; copy=False raised CopyRequiredError and copy=None copied.
+    a = np.arange(3.0)
+    for copy in (False, None):
+        assert np.from_dlpack(od.from_dlpack(a, device=(1, 3), copy=copy)).ctypes.data == a.ctypes.data
+    t = od.from_dlpack(a)
+    assert read_versioned(t.__dlpack__(max_version=(1, 3), dl_device=(1, 2), copy=False)).dl_tensor.data == a.ctypes.data
+
+
 @pytest.mark.parametrize("bad", ["gpu", "cuda:x", "cuda:-1", (1,), (0, 0), 3.5])
 def test_bad_devices(bad):
     with pytest.raises((TypeError, ValueError)):
