@@ -22,6 +22,7 @@
 #include <cstring>
 #include <vector>
 
+#include "canary.h"
 #include "ortdlpack/ortdlpack.h"
 
 namespace {
@@ -300,6 +301,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (ortdlpack::fuzz::is_canary(data, size)) fail("the self-test's canary input (a finding on purpose)");
   FuzzedDataProvider in(data, size);
   Producer p;
   const bool versioned = in.ConsumeBool();
