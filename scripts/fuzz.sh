@@ -2,6 +2,9 @@
 # Runs ortdlpack's fuzzers (docs/reliability.md, "Fuzzing"), each for the same time:
 #   C++, libFuzzer (clang; harness and core built with ASan + UBSan, the core coverage-instrumented):
 #     import    fuzz/fuzz_import.cc     from_dlpack: every DLPack field under every CopyMode and target, re-exports
+#     export    fuzz/fuzz_export.cc     to_dlpack_*, legacy_view, place, to, copy: tensors of every ONNX type,
+#                                       shape, read-only kind and memory (CPU, the virtual device's two memories)
+#     run       fuzz/fuzz_run.cc        Session::run and bind: hostile feeds, names, destinations, output memory
 #   Python, atheris (the ortdlpack package installed in .venv, uninstrumented):
 #     protocol  fuzz/fuzz_protocol.py   from_dlpack, __dlpack__, __dlpack_device__: every keyword combination
 #
@@ -24,10 +27,10 @@ root="$PWD"
 source scripts/lib/fuzz_runner.sh
 
 usage() {
-  echo "usage: $0 [MINUTES | --seconds N] [--self-test] [import|protocol|cpp|python|all]..." >&2
+  echo "usage: $0 [MINUTES | --seconds N] [--self-test] [import|export|run|protocol|cpp|python|all]..." >&2
   exit 2
 }
-cpp_all=(import)
+cpp_all=(import export run)
 python_all=(protocol)
 seconds=600
 self_test=0
@@ -41,7 +44,7 @@ while (($#)); do
     cpp) cpp+=("${cpp_all[@]}") ;;
     python) python+=("${python_all[@]}") ;;
     all) cpp+=("${cpp_all[@]}"); python+=("${python_all[@]}") ;;
-    import) cpp+=("$1") ;;
+    import | export | run) cpp+=("$1") ;;
     protocol) python+=("$1") ;;
     *) usage ;;
   esac
