@@ -692,6 +692,13 @@ def test_plugin_ep_session_writes_device_destinations_in_place(vd, counters, mod
     gc.collect()
 
 
+def test_outputs_in_host_memory_the_session_cannot_allocate_are_refused(add):
+    # Found by fuzz/fuzz_run.cc: asked for pinned (kDLCUDAHost) or another device's HOST_ACCESSIBLE memory, which it
+    # has no allocator for, ORT silently allocated the output in CPU memory: the run returned it as if placed there.
+    with pytest.raises(ValueError, match=r"output 'y' cannot be placed in CudaPinned:0.*no execution provider"):
+        add({"x": tiny_input()}, device=(3, 0))
+
+
 def test_plugin_ep_session_both_runners_make_the_same_copies(vd, counters, models, add_ref):
     # A chain on the device: a device feed (staged to the CPU kernel, the one copy a run may make), its output
     # placed on the device and fed to the next run. The user's InferenceSession and ortdlpack.Session move the same
