@@ -7,6 +7,8 @@
 #     run       fuzz/fuzz_run.cc        Session::run and bind: hostile feeds, names, destinations, output memory
 #   Python, atheris (the ortdlpack package installed in .venv, uninstrumented):
 #     protocol  fuzz/fuzz_protocol.py   from_dlpack, __dlpack__, __dlpack_device__: every keyword combination
+#     session   fuzz/fuzz_session.py    ortdlpack.run, Session.run (both orders), bind: hostile feeds and outputs
+#     exchange  fuzz/fuzz_exchange.py   the DLPack C exchange API: ortdlpack's table, and a hostile producer's
 #
 #   scripts/fuzz.sh [MINUTES | --seconds N] [--self-test] [TARGET | cpp | python | all]...   (default: 10 all)
 #
@@ -27,11 +29,11 @@ root="$PWD"
 source scripts/lib/fuzz_runner.sh
 
 usage() {
-  echo "usage: $0 [MINUTES | --seconds N] [--self-test] [import|export|run|protocol|cpp|python|all]..." >&2
+  echo "usage: $0 [MINUTES | --seconds N] [--self-test] [import|export|run|protocol|session|exchange|cpp|python|all]..." >&2
   exit 2
 }
 cpp_all=(import export run)
-python_all=(protocol)
+python_all=(protocol session exchange)
 seconds=600
 self_test=0
 cpp=()
@@ -45,7 +47,7 @@ while (($#)); do
     python) python+=("${python_all[@]}") ;;
     all) cpp+=("${cpp_all[@]}"); python+=("${python_all[@]}") ;;
     import | export | run) cpp+=("$1") ;;
-    protocol) python+=("$1") ;;
+    protocol | session | exchange) python+=("$1") ;;
     *) usage ;;
   esac
   shift
