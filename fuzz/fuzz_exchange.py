@@ -32,45 +32,12 @@ CANARY = os.environ.get("ORTDLPACK_FUZZ_CANARY") is not None  # scripts/fuzz.sh 
 ALLOWED = (TypeError, ValueError, BufferError, RuntimeError, NotImplementedError)
 
 
-# --- dlpack.h 1.3 -----------------------------------------------------------------------------------------------
+# --- dlpack.h 1.3: the tests' ctypes structs (tests/python/conftest.py), and the exchange table's --------------------
 
-
-class DLDevice(ctypes.Structure):
-    _fields_ = [("device_type", ctypes.c_int32), ("device_id", ctypes.c_int32)]
-
-
-class DLDataType(ctypes.Structure):
-    _fields_ = [("code", ctypes.c_uint8), ("bits", ctypes.c_uint8), ("lanes", ctypes.c_uint16)]
-
-
-class DLTensor(ctypes.Structure):
-    _fields_ = [
-        ("data", ctypes.c_void_p),
-        ("device", DLDevice),
-        ("ndim", ctypes.c_int32),
-        ("dtype", DLDataType),
-        ("shape", ctypes.POINTER(ctypes.c_int64)),
-        ("strides", ctypes.POINTER(ctypes.c_int64)),
-        ("byte_offset", ctypes.c_uint64),
-    ]
-
-
-class DLPackVersion(ctypes.Structure):
-    _fields_ = [("major", ctypes.c_uint32), ("minor", ctypes.c_uint32)]
-
-
-class Managed(ctypes.Structure):  # DLManagedTensorVersioned
-    pass
-
-
-DELETER = ctypes.CFUNCTYPE(None, ctypes.POINTER(Managed))
-Managed._fields_ = [
-    ("version", DLPackVersion),
-    ("manager_ctx", ctypes.c_void_p),
-    ("deleter", DELETER),
-    ("flags", ctypes.c_uint64),
-    ("dl_tensor", DLTensor),
-]
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), os.pardir, "tests", "python"))
+from conftest import VERSIONED_DELETER as DELETER  # noqa: E402
+from conftest import DLDataType, DLDevice, DLPackVersion, DLTensor  # noqa: E402
+from conftest import DLManagedTensorVersioned as Managed  # noqa: E402
 
 
 class Header(ctypes.Structure):
