@@ -171,15 +171,17 @@ struct Mistakes {
   }
 };
 
-// A tensor for model value `io` with N = `n`, or (one time in six) one of another element type, rank or fixed dim.
+// A tensor for model value `io` with N = `n`, or (one time in three) one of another element type, rank or fixed dim,
+// or (add model) one contradicting N; in any memory, sometimes read-only.
 struct Made {
   Tensor tensor;
-  bool mistyped = false;  // element type, rank or a fixed dim wrong: kInvalidArgument
-  int64_t n = -1;         // the N it gives (-1: none)
+  bool mistyped = false;   // element type, rank or a fixed dim wrong: kInvalidArgument
+  bool read_only = false;  // a mistake for a destination
+  int64_t n = -1;          // the N it gives (-1: none)
 };
 
-Made make_for(FuzzedDataProvider& in, const Model& m, const Io& io, int64_t n, unsigned seed, bool writable,
-              std::vector<Tensor>& keep, bool* read_only) {
+Made make_for(FuzzedDataProvider& in, const Model& m, const Io& io, int64_t n, unsigned seed,
+              std::vector<Tensor>& keep) {
   ONNXTensorElementDataType type = io.type;
   std::vector<int64_t> shape = shape_of(io, n);
   Made made;
@@ -222,7 +224,7 @@ Made make_for(FuzzedDataProvider& in, const Model& m, const Io& io, int64_t n, u
   const Memory& memory = g_memories[in.ConsumeIntegralInRange<size_t>(0, g_memories.size() - 1)];
   ReadOnly ro = ReadOnly::kNo;
   if (in.ConsumeIntegralInRange<int>(0, 7) == 0) ro = in.ConsumeBool() ? ReadOnly::kFlagged : ReadOnly::kByContract;
-  if (writable && ro != ReadOnly::kNo) *read_only = true;
+  made.read_only = ro != ReadOnly::kNo;
   g_context += std::string("  ") + io.name + ": type " + std::to_string(type) + " shape [";
   for (int64_t d : shape) g_context += std::to_string(d) + ",";
   g_context += "] in " + memory.name + (ro != ReadOnly::kNo ? " read-only" : "") + "\n";
@@ -255,7 +257,6 @@ void run_one(FuzzedDataProvider& in) {
   ortdlpack::Feeds feeds;
   std::vector<Tensor> by_input(m.inputs.size());
   std::optional<int64_t> fed_n;
-  bool unused = false;
   const unsigned seed = in.ConsumeIntegral<uint8_t>();
   for (size_t i = 0; i < m.inputs.size(); ++i) {
     switch (in.ConsumeIntegralInRange<int>(0, 15)) {
@@ -271,7 +272,7 @@ void run_one(FuzzedDataProvider& in) {
       default:
         break;
     }
-    Made made = make_for(in, m, m.inputs[i], n, seed + static_cast<unsigned>(i), false, keep, &unused);
+    Made made = make_for(in, m, m.inputs[i], n, seed + static_cast<unsigned>(i), keep);
     if (made.mistyped) mistakes.add(true);
     if (made.n >= 0) fed_n = made.n;  // only x names N
     by_input[i] = made.tensor;
@@ -320,11 +321,10 @@ void run_one(FuzzedDataProvider& in) {
       mistakes.add(true);
       continue;
     }
-    bool read_only = false;
-    Made made = make_for(in, m, m.outputs[o], n, 0x40, true, keep, &read_only);
+    Made made = make_for(in, m, m.outputs[o], n, 0x40, keep);
     bool requested = false;
     for (size_t r : returned) requested |= r == o;
-    if (made.mistyped || read_only || !requested || destination_of[o]) mistakes.add(true);
+    if (made.mistyped || made.read_only || !requested || destination_of[o]) mistakes.add(true);
     if (made.n >= 0 && fed_n && *fed_n != made.n) mistakes.add(true, false, true);
     if (!writes(m, made.tensor.memory_info())) mistakes.add(false, true);
     if (!destination_of[o]) destination_of[o] = made.tensor;
