@@ -63,8 +63,10 @@ class ModelBuilder {
     check(editor_->AddInitializerToGraph(graph_, name, value, false));
   }
 
-  // The session (opset 18, `intra_op_threads` threads) over the graph with these inputs and outputs.
-  OrtSession* Build(std::vector<OrtValueInfo*> inputs, std::vector<OrtValueInfo*> outputs, int intra_op_threads = 1) {
+  // The session (opset 18, `intra_op_threads` threads) over the graph with these inputs and outputs, on the EP of
+  // `ep_devices` when given (SessionOptionsAppendExecutionProvider_V2), else on ORT's CPU EP.
+  OrtSession* Build(std::vector<OrtValueInfo*> inputs, std::vector<OrtValueInfo*> outputs, int intra_op_threads = 1,
+                    const std::vector<const OrtEpDevice*>& ep_devices = {}) {
     const OrtApi& api = ort();
     check(editor_->SetGraphInputs(graph_, inputs.data(), inputs.size()));
     check(editor_->SetGraphOutputs(graph_, outputs.data(), outputs.size()));
@@ -77,6 +79,10 @@ class ModelBuilder {
     OrtSessionOptions* options = nullptr;
     OrtStatus* status = api.CreateSessionOptions(&options);
     if (status == nullptr) status = api.SetIntraOpNumThreads(options, intra_op_threads);
+    if (status == nullptr && !ep_devices.empty()) {
+      status = api.SessionOptionsAppendExecutionProvider_V2(options, env(), ep_devices.data(), ep_devices.size(),
+                                                            nullptr, nullptr, 0);
+    }
     OrtSession* session = nullptr;
     if (status == nullptr) status = editor_->CreateSessionFromModel(env(), model, options, &session);
     if (options != nullptr) api.ReleaseSessionOptions(options);

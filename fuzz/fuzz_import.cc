@@ -22,6 +22,7 @@
 #include <cstring>
 #include <vector>
 
+#include "canary.h"
 #include "ortdlpack/ortdlpack.h"
 
 namespace {
@@ -235,14 +236,30 @@ void run_one(Producer& p, bool versioned, const ortdlpack::ImportOptions& option
              const std::vector<unsigned char>* expected) {
   p.deletes = 0;
   bool imported = false;
+  const uint64_t flags = versioned ? p.versioned.flags : 0;
+  // The producer's own copy (docs/reliability.md, "IS_COPIED"): the caller's alone and writable.
+  const bool producer_copy =
+      (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0 && (flags & DLPACK_FLAG_BITMASK_READ_ONLY) == 0;
   try {
     ortdlpack::Imported in =
         versioned ? ortdlpack::from_dlpack(&p.versioned, options) : ortdlpack::from_dlpack(&p.legacy, options);
     imported = true;
-    if (options.copy == ortdlpack::CopyMode::kNever && in.copied) fail("kNever copied");
-    if (options.copy == ortdlpack::CopyMode::kAlways && !in.copied) fail("kAlways did not copy");
-    if (in.copied && p.deletes != 1) fail("a copying import did not run the deleter at once");
-    if (!in.copied && p.deletes != 0) fail("a zero-copy import ran the deleter early");
+    // An import that copies releases the producer's tensor at once; one that holds it, when its last Tensor goes.
+    const bool made_copy = p.deletes == 1;
+    if (p.deletes > 1) fail("the deleter ran more than once");
+    if (options.copy == ortdlpack::CopyMode::kNever && made_copy) fail("kNever copied");
+    if (options.copy == ortdlpack::CopyMode::kAlways && !made_copy && !producer_copy) fail("kAlways did not copy");
+    if (in.copied != (made_copy || producer_copy)) fail("Imported::copied does not say whether the result is a copy");
+    if (in.copied && in.tensor.read_only()) fail("a fresh copy is read-only");
+    if (!made_copy && in.tensor.element_count() != 0 &&
+        in.tensor.data() != static_cast<char*>(p.versioned.dl_tensor.data) + p.versioned.dl_tensor.byte_offset) {
+      fail("a zero-copy import does not point at the producer's data");
+    }
+    if (!made_copy && in.tensor.read_only() != ((flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 ||
+                                                (options.read_only && (flags & DLPACK_FLAG_BITMASK_IS_COPIED) == 0))) {
+      fail("a zero-copy import lost or invented read-only");
+    }
+    if (!ortdlpack::is_at(in.tensor, options.target)) fail("the import is not where the target asks");
     export_round_trip(in.tensor);
     if (readable) {
       if (expected != nullptr && in.tensor.device().device_type == kDLCPU && !same_bytes(in.tensor, *expected)) {
@@ -284,6 +301,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
 }
 
 extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
+  if (ortdlpack::fuzz::is_canary(data, size)) fail("the self-test's canary input (a finding on purpose)");
   FuzzedDataProvider in(data, size);
   Producer p;
   const bool versioned = in.ConsumeBool();
@@ -337,6 +355,22 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   p.legacy.deleter = legacy_deleter;
   p.legacy.dl_tensor = t;
   const bool uint8_as_bool = in.ConsumeBool();
+  // Values consumed after the descriptor (older seeds read them as 0: read-write, no target).
+  const bool read_only_by_contract = in.ConsumeIntegralInRange<int>(0, 3) == 1;
+  ortdlpack::Target target = ortdlpack::Target::anywhere();
+  switch (in.ConsumeIntegralInRange<int>(0, 7)) {
+    case 1:
+      target = ortdlpack::Target::host();
+      break;
+    case 2:
+      target = ortdlpack::Target::on(DLDevice{kDLCPU, 0});
+      break;
+    case 3:
+      target = ortdlpack::Target::on(pick_device(in));  // mostly devices this build has no memory for
+      break;
+    default:
+      break;
+  }
   g_current = &p.versioned.dl_tensor;
   g_current_flags = versioned ? flags : 0;
 
@@ -368,7 +402,10 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
     ortdlpack::ImportOptions options;
     options.copy = mode;
     options.uint8_as_bool = uint8_as_bool;
+    options.read_only = read_only_by_contract;
+    options.target = target;
     run_one(p, versioned, options, readable, have_expected ? &expected : nullptr);
   }
+  g_current = nullptr;  // `p` goes now
   return 0;
 }

@@ -224,9 +224,16 @@ Source<Managed> compact_copy(const DLTensor& t, const Layout& l, const OrtMemory
   return s;
 }
 
+// Whether the producer's tensor is a fresh copy in the sense of copy=kAlways (Python's copy=True): memory the consumer
+// holds alone (dlpack.h's IS_COPIED: "considered solely owned by the consumer") and may write, as numpy's and torch's
+// copy=True arrays are. A READ_ONLY|IS_COPIED tensor is the consumer's but not writable: kAlways copies it again.
+bool producer_copied(uint64_t flags) {
+  return (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0 && (flags & DLPACK_FLAG_BITMASK_READ_ONLY) == 0;
+}
+
 // The import protocol: validate, hold the memory as it is (or as a compact copy where ORT cannot hold it), then place
-// it where the caller asks. copy=kAlways is satisfied by one fresh copy, whoever made it (the import, the producer
-// with IS_COPIED, or the placement).
+// it where the caller asks. copy=kAlways is satisfied by one fresh writable copy, whoever made it (the import, the
+// producer: producer_copied, or the placement); Imported::copied says the result is such a copy, whoever made it.
 template <class Managed>
 Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& options) {
   const DLTensor& t = managed->dl_tensor;
@@ -239,12 +246,12 @@ Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& op
                                                                                                  : ReadOnly::kNo;
   Source<Managed> source =
       l.compact && l.aligned ? wrap(managed, l, memory, read_only) : compact_copy<Managed>(t, l, memory, options);
-  const bool fresh = source.copied || (flags & DLPACK_FLAG_BITMASK_IS_COPIED) != 0;
+  const bool fresh = source.copied || producer_copied(flags);
   const CopyMode mode = options.copy == CopyMode::kAlways && fresh ? CopyMode::kIfNeeded : options.copy;
   try {
     Placed placed = place(source.tensor, options.target, mode, "from_dlpack", nullptr, options.run_copy);
     if (source.copied && managed->deleter != nullptr) managed->deleter(managed);  // the copy no longer reads it
-    return {std::move(placed.tensor), source.copied || placed.copied};
+    return {std::move(placed.tensor), fresh || placed.copied};
   } catch (...) {
     if (source.allocator != nullptr) source.allocator->managed = nullptr;  // the caller keeps `managed`
     throw;

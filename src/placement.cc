@@ -10,7 +10,11 @@
 namespace ortdlpack {
 namespace {
 
-bool same_device(DLDevice a, DLDevice b) { return a.device_type == b.device_type && a.device_id == b.device_id; }
+// CPU memory is one memory whatever the kDLCPU id a caller names (memory_info() maps every id to it, and a CPU
+// tensor's device() is kDLCPU 0): comparing the ids would ask for a copy that lands where the tensor already is.
+bool same_device(DLDevice a, DLDevice b) {
+  return a.device_type == b.device_type && (a.device_type == kDLCPU || a.device_id == b.device_id);
+}
 
 // The memory a copy for `target` goes to.
 const OrtMemoryInfo* destination(const Tensor& t, const Target& target) {

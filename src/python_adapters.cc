@@ -47,8 +47,8 @@ IoInfo from_declaration(const IoDeclaration& d) {
   io.is_tensor = d.type.size() > prefix.size() && d.type.compare(0, prefix.size(), prefix) == 0 && d.type.back() == ')';
   if (!io.is_tensor) return io;
   io.element_type = dtype_from_onnx_name(d.type.substr(prefix.size(), d.type.size() - prefix.size() - 1));
-  // onnxruntime's NodeArg shows both a scalar and a value of unknown rank as []: any rank is accepted then (ORT
-  // checks a scalar's rank itself when it runs).
+  // onnxruntime's NodeArg shows both a scalar and a value of unknown rank as []: any rank is accepted then, as
+  // onnxruntime's own run does (ORT runs a scalar input fed another rank and only logs VerifyOutputSizes).
   io.has_shape = d.shape.has_value() && !d.shape->empty();
   if (io.has_shape) io.shape = *d.shape;
   io.dim_names = d.dim_names;

@@ -305,7 +305,7 @@ void plan_allocation(const SessionInfo& info, const RunOptions& options, RunPlan
   for (RunPlan::Output& out : plan.outputs) {
     if (out.destination) continue;
     const IoInfo& io = *out.io;
-    if (requested != nullptr && !info.writes(io, requested)) {
+    if (requested != nullptr && !info.allocates(io, requested)) {
       invalid("output '" + io.name + "' cannot be placed in " + describe_memory(requested) +
               ": the session produces it in " + produced_in(io) + " and has no execution provider on that device");
     }
@@ -379,7 +379,11 @@ SessionInfo::SessionInfo(std::vector<IoInfo> inputs, std::vector<IoInfo> outputs
       owned_memory_(std::move(owned)) {}
 
 bool SessionInfo::writes(const IoInfo& io, const OrtMemoryInfo* memory) const {
-  if (host_accessible(memory)) return true;
+  return host_accessible(memory) || allocates(io, memory);
+}
+
+bool SessionInfo::allocates(const IoInfo& io, const OrtMemoryInfo* memory) const {
+  if (detail::is_cpu_memory(memory)) return true;
   if (io.memory != nullptr && detail::same_memory(io.memory, memory)) return true;
   for (const OrtMemoryInfo* m : ep_memory_) {
     if (detail::same_memory(m, memory)) return true;

@@ -41,11 +41,16 @@ class SessionInfo {
   // The input (or overridable initializer) / output with that name, or NULL.
   const IoInfo* find_input(const std::string& name) const noexcept;
   const IoInfo* find_output(const std::string& name) const noexcept;
-  // Whether the session can write output `io` into `memory`: host memory always (ORT copies a device output there
-  // itself); device memory where the session produces that output or of an EP device the session was created with
-  // (ORT copies to it with that EP's data transfer). Any other device memory would reach a kernel that cannot write
-  // it (a CPU kernel writing through a device pointer).
+  // Whether the session can write output `io` into `memory` (a caller's destination): host memory always (ORT copies
+  // a device output there itself); device memory where the session produces that output or of an EP device the
+  // session was created with (ORT copies to it with that EP's data transfer). Any other device memory would reach a
+  // kernel that cannot write it (a CPU kernel writing through a device pointer).
   bool writes(const IoInfo& io, const OrtMemoryInfo* memory) const;
+  // Whether ORT allocates output `io` in `memory` when asked (BindOutputToDevice): CPU memory, the memory the session
+  // produces it in, and the memory of the session's EP devices, whose allocators the session has. For other
+  // host-accessible memory (another device's pinned or HOST_ACCESSIBLE memory) ORT has no allocator and silently
+  // allocates the output in CPU memory instead (seen with ORT 1.29).
+  bool allocates(const IoInfo& io, const OrtMemoryInfo* memory) const;
 
  private:
   std::vector<IoInfo> inputs_;

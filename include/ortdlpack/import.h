@@ -15,8 +15,10 @@
 // never writes a session input, so a read-only tensor is safe to feed.
 //
 // Placement (placement.h): the result is then placed at ImportOptions::target under ImportOptions::copy, in the
-// same call — the one import protocol every binding uses. copy=kAlways makes exactly one copy: none more when the
-// placement moves the tensor anyway, none at all when the producer says it copied already (IS_COPIED).
+// same call — the one import protocol every binding uses. copy=kAlways asks for memory the caller holds alone and
+// may write (the Array API's copy=True, as numpy and torch give it) and makes exactly one copy: none more when the
+// placement moves the tensor anyway, none at all when the producer says it copied already and the copy is writable
+// (IS_COPIED without READ_ONLY; a READ_ONLY|IS_COPIED tensor is copied again, into writable memory).
 //
 // Ownership: on success the result owns `managed` (when the import copied, the deleter has already run or runs
 // once the copy no longer reads the source); on failure the caller still owns it. Every field is validated first
@@ -44,7 +46,10 @@ struct ImportOptions {
 
 struct Imported {
   Tensor tensor;
-  bool copied = false;  // the tensor is a fresh copy (IS_COPIED when exported)
+  // The tensor is a fresh writable copy the caller holds alone (pass IS_COPIED when exporting it): one the import or
+  // its placement made, or the producer's (IS_COPIED without READ_ONLY), in every CopyMode (kNever forbids
+  // ortdlpack's copies, not a producer's).
+  bool copied = false;
 };
 
 Imported from_dlpack(DLManagedTensorVersioned* managed, const ImportOptions& options = {});

@@ -166,8 +166,9 @@ struct RunOptions {
   // that output. The Tensor is returned as that output.
   std::vector<std::pair<std::string, Tensor>> destinations;
   // Where outputs without a destination are allocated. Neither set: where the session's EP produces them.
-  // At most one of the two may be set. Host memory is always accepted (ORT copies device outputs to it); device
-  // memory only where the session produces that output.
+  // At most one of the two may be set. CPU memory is always accepted (ORT copies device outputs to it); other memory
+  // only where the session produces that output or of one of its EP devices (DEFAULT or HOST_ACCESSIBLE): ORT has
+  // no allocator for any other (another device's pinned memory included) and would put the output in CPU memory.
   const OrtMemoryInfo* output_memory = nullptr;
   std::optional<DLDevice> output_device;
   // Passed through to RunWithBinding (tags, terminate flag, config entries). May be NULL.

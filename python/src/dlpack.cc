@@ -117,12 +117,13 @@ DLManagedTensorVersioned* exchange_export(nb::handle x) {
   const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()));
   DLManagedTensorVersioned* m = nullptr;
   if (api == nullptr) return nullptr;
-  if (api->managed_tensor_from_py_object_no_sync(x.ptr(), &m) != 0) {
+  // The table is the producer's: one that fails, or claims success without a tensor, is asked through __dlpack__.
+  if (api->managed_tensor_from_py_object_no_sync(x.ptr(), &m) != 0 || m == nullptr) {
     PyErr_Clear();
     return nullptr;
   }
   if (m->dl_tensor.device.device_type == kDLCPU) return m;
-  m->deleter(m);
+  if (m->deleter != nullptr) m->deleter(m);  // DLPack allows a tensor without a deleter
   return nullptr;
 }
 

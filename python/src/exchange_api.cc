@@ -109,9 +109,13 @@ const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
   PyObject* capsule = class_attribute(type, name);  // borrowed; the type is alive while its object is
   if (capsule == nullptr || !PyCapsule_IsValid(capsule, "dlpack_exchange_api")) return nullptr;
   auto* api = static_cast<const DLPackExchangeAPI*>(PyCapsule_GetPointer(capsule, "dlpack_exchange_api"));
-  // Walk to a table of the major version this build speaks.
+  // Walk to a table of the major version this build speaks. The chain comes from outside and may be cyclic: a few
+  // tables at most (one per DLPack major version there will ever be), else the type has none.
+  constexpr int kMaxTables = 16;
   const DLPackExchangeAPIHeader* header = api ? &api->header : nullptr;
-  while (header != nullptr && header->version.major != DLPACK_MAJOR_VERSION) header = header->prev_api;
+  for (int seen = 1; header != nullptr && header->version.major != DLPACK_MAJOR_VERSION; ++seen) {
+    header = seen < kMaxTables ? header->prev_api : nullptr;
+  }
   api = reinterpret_cast<const DLPackExchangeAPI*>(header);
   if (api == nullptr || api->managed_tensor_from_py_object_no_sync == nullptr) return nullptr;
   return api;
@@ -134,10 +138,21 @@ void bind_exchange_api(nb::module_& m, nb::handle tensor_cls) {
         if (src == nullptr || dst == nullptr || dst->managed_tensor_to_py_object_no_sync == nullptr) {
           throw nb::type_error("both types need a __dlpack_c_exchange_api__");
         }
+        // Either table may be another framework's: a failure without a Python exception, or a success without a
+        // result, is a BufferError rather than a crash.
+        const auto failed = [](const char* function) {
+          if (PyErr_Occurred()) return nb::python_error();
+          PyErr_Format(PyExc_BufferError, "%s failed without an exception or a result", function);
+          return nb::python_error();
+        };
         DLManagedTensorVersioned* t = nullptr;
-        if (src->managed_tensor_from_py_object_no_sync(x.ptr(), &t) != 0) throw nb::python_error();
+        if (src->managed_tensor_from_py_object_no_sync(x.ptr(), &t) != 0 || t == nullptr) {
+          throw failed("managed_tensor_from_py_object_no_sync");
+        }
         void* out = nullptr;
-        if (dst->managed_tensor_to_py_object_no_sync(t, &out) != 0) throw nb::python_error();
+        if (dst->managed_tensor_to_py_object_no_sync(t, &out) != 0 || out == nullptr) {
+          throw failed("managed_tensor_to_py_object_no_sync");
+        }
         return nb::steal(static_cast<PyObject*>(out));
       },
       nb::arg("x"), nb::arg("to_type"),

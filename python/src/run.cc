@@ -193,7 +193,10 @@ void bind(const RunPlan& plan, nb::handle binding) {
   // `t` by address under `name`, through `method` (bind_input / bind_output) of the binding its memory needs.
   const auto bind_at = [&](const char* method, const char* name, const Tensor& t) {
     const int type = static_cast<int>(t.element_type());
-    const uintptr_t data = reinterpret_cast<uintptr_t>(t.data());
+    // An empty tensor's data may be NULL (ORT allocates nothing for it on a device), which onnxruntime's
+    // SessionIOBinding.bind_output refuses; no byte of it is read or written, so any other address does.
+    static const char empty = 0;
+    const uintptr_t data = reinterpret_cast<uintptr_t>(t.data() != nullptr ? t.data() : &empty);
     if (t.host_accessible()) {
       binding.attr(method)(name, "cpu", 0, type, shape_tuple(t), data);
     } else {

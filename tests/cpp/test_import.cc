@@ -274,8 +274,10 @@ TEST(Import, CopyAlwaysMakesExactlyOneCopy) {
   auto copied = Producer::make(kF32, {4});
   copied->versioned.flags |= DLPACK_FLAG_BITMASK_IS_COPIED;
   Imported a = from_dlpack(&copied->versioned, always);
-  EXPECT_FALSE(a.copied);
+  EXPECT_TRUE(a.copied);                               // the result is a fresh copy, the producer's
   EXPECT_EQ(a.tensor.data(), copied->buffer->data());  // the producer's copy is that copy
+  EXPECT_FALSE(a.tensor.read_only());
+  EXPECT_EQ(copied->deletes, 0);  // held, not copied: released with the tensor
 
   auto fresh = Producer::make(kF32, {4});
   Imported b = from_dlpack(&fresh->versioned, always);
@@ -293,6 +295,40 @@ TEST(Import, CopyAlwaysMakesExactlyOneCopy) {
   const auto* src = reinterpret_cast<const float*>(strided->buffer->data());
   EXPECT_EQ(std::memcmp(static_cast<const float*>(c.tensor.data()) + 1, &src[2], sizeof(float)), 0)
       << "element [0, 1] is the source's [2]";
+}
+
+// A producer's IS_COPIED tensor is the caller's alone; READ_ONLY on it means it is not the writable memory copy=kAlways
+// promises (numpy and torch give a writable array for copy=True): it is copied once more, into writable memory.
+TEST(Import, CopyAlwaysCopiesAReadOnlyProducerCopyAgain) {
+  ImportOptions always;
+  always.copy = CopyMode::kAlways;
+  auto p = Producer::make(kF32, {2, 3});
+  p->versioned.flags = DLPACK_FLAG_BITMASK_READ_ONLY | DLPACK_FLAG_BITMASK_IS_COPIED;
+  Imported in = from_dlpack(&p->versioned, always);
+  EXPECT_TRUE(in.copied);
+  EXPECT_NE(in.tensor.data(), p->buffer->data());
+  EXPECT_FALSE(in.tensor.read_only());
+  EXPECT_EQ(p->deletes, 1);  // the copy no longer reads the producer's memory
+  EXPECT_EQ(std::memcmp(in.tensor.data(), p->buffer->data(), 6 * sizeof(float)), 0);
+}
+
+// Imported::copied says what the result is, whoever copied: the producer's writable IS_COPIED tensor is a fresh copy
+// under every mode (imported where it is: kNever forbids ortdlpack's copies, not the producer's); a read-only one,
+// and one without the flag, are the producer's memory.
+TEST(Import, CopiedReportsAProducersWritableCopyInEveryMode) {
+  for (CopyMode mode : {CopyMode::kNever, CopyMode::kIfNeeded}) {
+    for (uint64_t flags : {uint64_t{0}, uint64_t{DLPACK_FLAG_BITMASK_IS_COPIED},
+                           uint64_t{DLPACK_FLAG_BITMASK_IS_COPIED | DLPACK_FLAG_BITMASK_READ_ONLY}}) {
+      auto p = Producer::make(kF32, {4});
+      p->versioned.flags = flags;
+      ImportOptions options;
+      options.copy = mode;
+      Imported in = from_dlpack(&p->versioned, options);
+      EXPECT_EQ(in.tensor.data(), p->buffer->data());
+      EXPECT_EQ(in.copied, flags == DLPACK_FLAG_BITMASK_IS_COPIED) << "flags " << flags;
+      EXPECT_EQ(in.tensor.read_only(), (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0);
+    }
+  }
 }
 
 TEST(Import, AFailedPlacementLeavesTheProducersTensorWithTheCaller) {

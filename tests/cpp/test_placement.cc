@@ -37,6 +37,21 @@ TEST(Placement, ATensorAlreadyThereIsItselfUnlessACopyIsAskedFor) {
   }
 }
 
+// Found by fuzz/fuzz_import.cc: every kDLCPU id names the one CPU memory (memory_info), so a CPU tensor is already
+// on kDLCPU 3; comparing ids asked copy=kNever for a copy and made kIfNeeded copy into the same memory (still "not
+// there").
+TEST(Placement, EveryCpuDeviceIdIsTheCpu) {
+  const Tensor t = host_int32_2x3();
+  const Target cpu3 = Target::on(DLDevice{kDLCPU, 3});
+  EXPECT_TRUE(is_at(t, cpu3));
+  for (CopyMode mode : {CopyMode::kNever, CopyMode::kIfNeeded}) {
+    const Placed p = place(t, cpu3, mode, "test");
+    EXPECT_FALSE(p.copied);
+    EXPECT_EQ(p.tensor.ort_value(), t.ort_value());
+  }
+  EXPECT_TRUE(is_at(place(t, cpu3, CopyMode::kAlways, "test").tensor, cpu3));
+}
+
 TEST(Placement, ACopyThatIsNotAllowedIsCopyRequired) {
   const Tensor t = host_int32_2x3();
   // No CUDA here: the decision (a copy is needed) comes before any destination memory is looked up.

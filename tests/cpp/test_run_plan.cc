@@ -89,6 +89,38 @@ TEST_F(RunPlanTest, ASessionWritesTheMemoryOfItsEpDevices) {
   EXPECT_TRUE(with_ep.writes(with_ep.outputs()[0], vd.memory(1)));
 }
 
+// Found by fuzz/fuzz_run.cc: ORT allocates an output only in memory the session has an allocator for. Asked for the
+// host-accessible memory of a device the session has no EP for, it allocated the output in CPU memory instead, and
+// the run returned it as if placed where asked; such memory is now refused for allocations (a destination there is
+// still written: it is host memory).
+TEST_F(RunPlanTest, OutputsAreAllocatedOnlyInMemoryTheSessionAllocates) {
+  const OrtMemoryInfo* vd_host = vd.memory(0, OrtDeviceMemoryType_HOST_ACCESSIBLE);
+  const SessionInfo cpu_only(add_.get());
+  const SessionInfo with_ep(add_.get(), {vd.devices[0]});
+  EXPECT_FALSE(cpu_only.allocates(cpu_only.outputs()[0], vd_host));
+  EXPECT_TRUE(cpu_only.writes(cpu_only.outputs()[0], vd_host));
+  EXPECT_TRUE(cpu_only.allocates(cpu_only.outputs()[0], memory_info(DLDevice{kDLCPU, 0})));
+  EXPECT_TRUE(with_ep.allocates(with_ep.outputs()[0], vd_host));
+  EXPECT_FALSE(with_ep.allocates(with_ep.outputs()[0], vd.memory(1, OrtDeviceMemoryType_HOST_ACCESSIBLE)));
+
+  Session cpu(add_.get());
+  RunOptions by_memory;
+  by_memory.output_memory = vd_host;
+  ExpectError(ErrorKind::kInvalidArgument, [&] { cpu.run({{"X", host_iota(8)}}, {}, by_memory); },
+              {"output 'Y' cannot be placed in VirtualDeviceHost:0", "no execution provider"});
+  RunOptions into;
+  into.destinations = {{"Y", allocate(kF32, {8}, vd_host)}};
+  EXPECT_EQ(cpu.run({{"X", host_iota(8)}}, {}, into)[0].data(), into.destinations[0].second.data());
+
+  examples::ModelBuilder b;
+  b.Node("Add", {"X", "X"}, {"Y"});
+  SessionPtr on_ep(b.Build({b.Value("X", kF32, {8})}, {b.Value("Y", kF32, {8})}, 1, {vd.devices[0]}));
+  Session s(on_ep.get(), {vd.devices[0]});
+  const Tensor y = s.run({{"X", host_iota(8)}}, {}, by_memory)[0];
+  EXPECT_TRUE(is_at(y, Target::in(vd_host)));
+  EXPECT_EQ(static_cast<const float*>(y.data())[3], 2 * (0.25f + 3));
+}
+
 python::IoDeclaration declared(const char* name, std::vector<std::string> dims, const char* type = "tensor(float)") {
   python::IoDeclaration d;
   d.name = name;

@@ -203,3 +203,78 @@ def test_soak_classes_made_per_import_do_not_grow_rss():
     base = np.arange(8, dtype=np.float32)
     assert_runs_do_not_grow_rss(lambda i: od.from_dlpack(_new_class_instance("plain", base)), runs=20_000,
                                 limit=4 << 20)
+
+
+# --- hostile producer tables (found by fuzz/fuzz_exchange.py) -------------------------------------------------------
+
+FROM_PY_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctypes.POINTER(DLManagedTensorVersioned)))
+TO_PY_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLManagedTensorVersioned), ctypes.POINTER(ctypes.c_void_p))
+
+
+def _producer_type(from_py=None, to_py=None, major=1, cycle=False, dlpack=None):
+    """A class whose __dlpack_c_exchange_api__ table holds these callbacks (and __dlpack__ = `dlpack` when given)."""
+    table = ExchangeAPI()
+    table.header.version = DLPackVersion(major, 3)
+    if cycle:
+        table.header.prev_api = ctypes.addressof(table.header)
+    for name, cb in (("managed_tensor_from_py_object_no_sync", from_py), ("managed_tensor_to_py_object_no_sync", to_py)):
+        if cb is not None:
+            setattr(table, name, ctypes.cast(cb, dict(ExchangeAPI._fields_)[name]))
+    capsule = _capi.PyCapsule_New(ctypes.addressof(table), b"dlpack_exchange_api", None)
+    attrs = {"__dlpack_c_exchange_api__": capsule, "_keep": (table, from_py, to_py)}
+    if dlpack is not None:
+        attrs["__dlpack__"] = lambda self, **kw: dlpack(**kw)
+    return type("HostileProducer", (), attrs)
+
+
+def test_a_cyclic_table_chain_is_no_table():
+    # Before: exchange_api_of followed prev_api until it found major 1, forever around a cycle (a hang).
+    cls = _producer_type(major=2, cycle=True)
+    with pytest.raises(TypeError, match="must be a DLPack producer"):
+        od.from_dlpack(cls())
+
+
+def test_a_table_that_succeeds_without_a_tensor_is_asked_through_dlpack():
+    # Before: a segmentation fault (the NULL tensor was read).
+    @FROM_PY_CB
+    def no_tensor(obj, out):
+        out[0] = ctypes.POINTER(DLManagedTensorVersioned)()
+        return 0
+
+    a = np.arange(3, dtype=np.float32)
+    cls = _producer_type(from_py=no_tensor, dlpack=a.__dlpack__)
+    assert np.from_dlpack(od.from_dlpack(cls())).ctypes.data == a.ctypes.data
+
+
+def test_a_device_tensor_without_a_deleter_is_not_deleted():
+    # DLPack allows a NULL deleter; before, the device tensor's was called (a segmentation fault).
+    p = FakeProducer(np.arange(3, dtype=np.float32), device=(2, 0))
+    m = p._build()
+    m.deleter = ctypes.cast(None, type(m.deleter))
+
+    @FROM_PY_CB
+    def device_tensor(obj, out):
+        out[0] = ctypes.pointer(m)
+        return 0
+
+    a = np.arange(3, dtype=np.float32)
+    cls = _producer_type(from_py=device_tensor, dlpack=a.__dlpack__)
+    assert np.from_dlpack(od.from_dlpack(cls())).ctypes.data == a.ctypes.data  # through __dlpack__
+
+
+def test_exchange_through_tables_that_fail_without_a_result_is_buffer_error():
+    # Before: _exchange read the NULL results (a segmentation fault) or raised without an exception set.
+    @FROM_PY_CB
+    def silent_failure(obj, out):
+        return -1
+
+    @TO_PY_CB
+    def no_object(m, out):
+        m.contents.deleter(m)
+        out[0] = None
+        return 0
+
+    with pytest.raises(BufferError, match="managed_tensor_from_py_object_no_sync failed"):
+        od._ortdlpack._exchange(_producer_type(from_py=silent_failure)(), od.Tensor)
+    with pytest.raises(BufferError, match="managed_tensor_to_py_object_no_sync failed"):
+        od._ortdlpack._exchange(od.from_dlpack(np.arange(3.0)), _producer_type(from_py=silent_failure, to_py=no_object))

@@ -147,9 +147,25 @@ def test_copy_true_honours_is_copied_flag():
     p = FakeProducer(a, flags=IS_COPIED)
     t = od.from_dlpack(p, copy=True)
     assert np.from_dlpack(t).ctypes.data == a.ctypes.data  # the producer copied already: no second copy
+    assert not t.read_only
     p2 = FakeProducer(a)
     t2 = od.from_dlpack(p2, copy=True)
     assert np.from_dlpack(t2).ctypes.data != a.ctypes.data
+
+
+def test_copy_true_copies_a_read_only_producer_copy_again():
+    # IS_COPIED says the memory is the consumer's alone; READ_ONLY on it means it is not the writable array copy=True
+    # gives (numpy, torch): it is copied once more.
+    a = np.arange(6, dtype=np.float32).reshape(2, 3)
+    p = FakeProducer(a, flags=IS_COPIED | READ_ONLY)
+    t = od.from_dlpack(p, copy=True)
+    assert not t.read_only
+    b = np.from_dlpack(t)
+    assert b.flags.writeable and b.ctypes.data != a.ctypes.data
+    np.testing.assert_array_equal(b, a)
+    assert p.deleted == 1  # the copy no longer reads the producer's memory
+    shared = od.from_dlpack(FakeProducer(a, flags=IS_COPIED | READ_ONLY))  # copy=None: held where it is, read-only
+    assert shared.read_only and np.from_dlpack(shared).ctypes.data == a.ctypes.data
 
 
 def test_read_only_producer():
@@ -177,6 +193,15 @@ def test_from_dlpack_of_a_tensor_shares_it(t):
 def test_from_dlpack_device_argument_forms(t):
     for device in ["cpu", "cpu:0", (1, 0), od.Device("cpu"), t.device]:
         assert od.from_dlpack(np.zeros(2), device=device).device == "cpu"
+
+
+def test_every_cpu_device_id_is_the_cpu():
+    # Found by the fuzzer: (kDLCPU, 3) is the one CPU memory; copy=False raised CopyRequiredError and copy=None copied.
+    a = np.arange(3.0)
+    for copy in (False, None):
+        assert np.from_dlpack(od.from_dlpack(a, device=(1, 3), copy=copy)).ctypes.data == a.ctypes.data
+    t = od.from_dlpack(a)
+    assert read_versioned(t.__dlpack__(max_version=(1, 3), dl_device=(1, 2), copy=False)).dl_tensor.data == a.ctypes.data
 
 
 @pytest.mark.parametrize("bad", ["gpu", "cuda:x", "cuda:-1", (1,), (0, 0), 3.5])

@@ -730,6 +730,34 @@ def test_plugin_ep_session_writes_device_destinations_in_place(vd, counters, mod
     gc.collect()
 
 
+@pytest.mark.parametrize("kind", RUNNERS)
+def test_plugin_ep_session_writes_an_empty_device_destination(vd, kind, tmp_path):
+    # Found by fuzz/fuzz_session.py: ORT allocates nothing for an empty tensor on the device (its data pointer is
+    # NULL), and ortdlpack.run bound such a destination by that address: onnxruntime's SessionIOBinding.bind_output
+    # refused it ("RuntimeError: ... data_ptr != 0 was false. Pointer to data memory is not valid").
+    from conftest import TensorProto, helper, onnx
+
+    _, devices = vd
+    graph = helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "identity",
+                              [helper.make_tensor_value_info("x", TensorProto.FLOAT, ["N", 3])],
+                              [helper.make_tensor_value_info("y", TensorProto.FLOAT, ["N", 3])])
+    path = tmp_path / "identity.onnx"
+    onnx.save(helper.make_model(graph, opset_imports=[helper.make_opsetid("", 18)]), path)
+    session = _ep_runner(kind, {"add_tiny": str(path)}, devices[0])
+    dst = ortdlpack.from_dlpack(np.zeros((0, 3), np.float32), device=devices[0])
+    (y,) = _run_on(session, {"x": np.zeros((0, 3), np.float32)}, outputs={"y": dst})
+    assert y.shape == (0, 3) and y.device == dst.device
+    del y, dst, session
+    gc.collect()
+
+
+def test_outputs_in_host_memory_the_session_cannot_allocate_are_refused(add):
+    # Found by fuzz/fuzz_run.cc: asked for pinned (kDLCUDAHost) or another device's HOST_ACCESSIBLE memory, which it
+    # has no allocator for, ORT silently allocated the output in CPU memory: the run returned it as if placed there.
+    with pytest.raises(ValueError, match=r"output 'y' cannot be placed in CudaPinned:0.*no execution provider"):
+        add({"x": tiny_input()}, device=(3, 0))
+
+
 def test_plugin_ep_session_both_runners_make_the_same_copies(vd, counters, models, add_ref):
     # A chain on the device: a device feed (staged to the CPU kernel, the one copy a run may make), its output
     # placed on the device and fed to the next run. The user's InferenceSession and ortdlpack.Session move the same

@@ -10,9 +10,9 @@ The contract checked: every call either succeeds or raises one of the exceptions
 DLPack (TypeError, ValueError, BufferError, RuntimeError, NotImplementedError); anything else (another exception
 type, a crash, a hang) is a finding. What succeeds is checked too: a capsule round-trips to the same values.
 
-Run (scripts/fuzz.sh does this):  .venv/bin/python fuzz/fuzz_python.py -max_total_time=600 build-fuzz/corpus/python
-Needs: pip install atheris (not in requirements.txt: only this harness uses it).
+Run (scripts/fuzz.sh does this):  .venv/bin/python fuzz/fuzz_protocol.py -max_total_time=600 CORPUS_DIR
 """
+import os
 import sys
 
 import atheris
@@ -21,6 +21,7 @@ with atheris.instrument_imports():
     import numpy as np
     import ortdlpack as od
 
+CANARY = os.environ.get("ORTDLPACK_FUZZ_CANARY") is not None  # scripts/fuzz.sh --self-test
 ALLOWED = (TypeError, ValueError, BufferError, RuntimeError, NotImplementedError)
 DTYPES = [np.float32, np.float64, np.int8, np.int32, np.int64, np.uint8, np.bool_, np.float16, np.complex64]
 
@@ -89,6 +90,8 @@ def pick_array(fdp):
 
 @atheris.instrument_func
 def test_one(data):
+    if CANARY and data.startswith(b"CANARY"):
+        raise AssertionError("the self-test's canary input (a finding on purpose)")
     fdp = atheris.FuzzedDataProvider(data)
     src = pick_array(fdp)
     try:
