@@ -72,9 +72,10 @@ def main(argv=None) -> int:
         row("ORT -> numpy (`.numpy()`)", "`t.numpy()`",
             lambda: t.numpy(), lambda: v.numpy(),
             lambda: v.numpy())
+        # (jax copies host memory it imports, asynchronously: each call waits for its array to be ready)
         row("ORT -> jax", "`jnp.from_dlpack(t)`",
-            lambda: jnp.from_dlpack(t), lambda: jnp.from_dlpack(v),
-            lambda: jnp.asarray(v.numpy()))
+            lambda: jnp.from_dlpack(t).block_until_ready(), lambda: jnp.from_dlpack(v).block_until_ready(),
+            lambda: jnp.asarray(v.numpy()).block_until_ready())
         # framework -> ORT
         row("torch -> ORT (C exchange API)", "`od.from_dlpack(x)`",
             lambda: od.from_dlpack(x), lambda: ort.OrtValue.from_dlpack(x),
