@@ -551,10 +551,18 @@ def _uses_webgpu(item) -> bool:
             or "webgpu" in getattr(item, "fixturenames", ()) or item.module.__name__ == "test_webgpu")
 
 
+def _uses_tensorflow(item) -> bool:
+    return "tensorflow" in item.nodeid
+
+
 def pytest_collection_modifyitems(config, items):
-    """The tests on the WebGPU EP run first, before any test imports tensorflow (see webgpu_or_reason); the order is
-    otherwise kept."""
-    items[:] = [i for i in items if _uses_webgpu(i)] + [i for i in items if not _uses_webgpu(i)]
+    """The tests on the WebGPU EP run first, before any test imports tensorflow (see webgpu_or_reason), and the tests
+    that import tensorflow run last: its LLVM, loaded first, makes the LLVM inside torch's triton abort the process
+    when it loads ("CommandLine Error: Option ... registered more than once"), which torch_module's first call does
+    (torch's custom-op dispatch imports torch._dynamo, which imports triton). The order is otherwise kept."""
+    first = [i for i in items if _uses_webgpu(i)]
+    last = [i for i in items if not _uses_webgpu(i) and _uses_tensorflow(i)]
+    items[:] = first + [i for i in items if not _uses_webgpu(i) and not _uses_tensorflow(i)] + last
 
 
 @pytest.fixture(scope="session")
