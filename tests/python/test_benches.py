@@ -130,8 +130,18 @@ def test_the_docs_name_every_benchmark_with_a_table():
 # --- every benchmark's --quick mode -----------------------------------------------------------------------------
 
 
+def needs_onnxruntime_dlpack():
+    """bench_python and bench_session measure against onnxruntime's own DLPack (OrtValue.from_dlpack, __dlpack__)."""
+    import onnxruntime as ort
+
+    if not hasattr(ort.OrtValue, "from_dlpack"):
+        pytest.skip(f"onnxruntime {ort.__version__} has no OrtValue.from_dlpack / __dlpack__, the baselines this "
+                    "benchmark measures against")
+
+
 def test_bench_python():
     needs("torch", "jax")
+    needs_onnxruntime_dlpack()
     out = run_bench("bench_python.py")
     assert tables(out) == 2 and re.search(r"^\| 64 MiB +\| jax -> ORT ", out, re.M)
 
@@ -139,6 +149,7 @@ def test_bench_python():
 def test_bench_session(tmp_path):
     """Also --json: every way of every table in the pyperf file, under the names the tables show."""
     needs("torch", "onnx")
+    needs_onnxruntime_dlpack()
     import pyperf
 
     out = run_bench("bench_session.py", "--json", str(tmp_path / "s.json"))
