@@ -144,10 +144,10 @@ nb::object run_results(const Request& r, nb::handle input_feed, nb::object produ
       // torch's own C function for a numpy array: cheaper than an import and an export through the exchange API. It
       // refuses numpy's ulonglong (onnxruntime's uint64 outputs), which DLPack carries.
       static PyObject* const from_numpy = nb::object(nb::module_::import_("torch").attr("from_numpy")).release().ptr();
-      t = nb::steal(PyObject_CallOneArg(from_numpy, array.ptr()));
-      if (!t.is_valid()) {
-        if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
-        PyErr_Clear();
+      try {
+        t = nb::handle(from_numpy)(array);
+      } catch (nb::python_error& e) {
+        if (!e.matches(PyExc_TypeError)) throw;
       }
     }
     if (!t.is_valid()) t = to_framework(import_any(array, nb::none(), nb::none(), "an output"), r.type);
