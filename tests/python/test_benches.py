@@ -14,6 +14,7 @@ import sys
 import pytest
 from conftest import ROOT, needs, run_script
 
+pytest.importorskip("pyperf", reason="the benchmarks' harness needs pyperf (requirements.txt; scripts/setup.sh)")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
 import harness  # noqa: E402
 import tables as doc_tables  # noqa: E402
