@@ -19,13 +19,6 @@
 
 namespace ortdlpack {
 
-// PCI vendor ids ORT uses in OrtMemoryInfo.
-inline constexpr uint32_t kVendorNvidia = 0x10DE;
-inline constexpr uint32_t kVendorAmd = 0x1002;
-inline constexpr uint32_t kVendorIntel = 0x8086;
-inline constexpr uint32_t kVendorApple = 0x106B;
-inline constexpr uint32_t kVendorQualcomm = 0x5143;
-
 // The OrtEpDevice metadata key through which an EP declares the DLPack device type of its memory
 // (decimal DLDeviceType, e.g. "12" for kDLExtDev).
 inline constexpr const char* kEpMetadataDlpackDeviceType = "dlpack.device_type";

@@ -15,8 +15,9 @@
 #include <optional>
 #include <string>
 
+#include "onnxruntime_devices.h"
+#include "onnxruntime_sessions.h"
 #include "ortdlpack/ortdlpack.h"
-#include "python_adapters.h"
 #include "run_plan.h"
 
 namespace nb = nanobind;
@@ -125,7 +126,8 @@ nb::object ortvalue_from_capsule(nb::handle capsule);
 nb::object ortvalue_of(const Tensor& t);
 // An unconsumed legacy capsule of an onnxruntime.OrtValue's tensor, bool tensors typed kDLBool.
 nb::object capsule_of_ortvalue(nb::handle ortvalue);
-// onnxruntime's C.OrtDevice of `memory` (python::onnxruntime_device): how its IOBinding binds memory of any device.
+// onnxruntime's C.OrtDevice of `memory` (onnxruntime_device_fields, onnxruntime_devices.h): how its IOBinding binds
+// memory of any device.
 nb::object onnxruntime_device(const OrtMemoryInfo* memory);
 // A Tensor over an onnxruntime.OrtValue ORT allocated in `memory` (an IOBinding output), without a copy. onnxruntime's
 // DLPack export names CPU, CUDA and ROCm memory only (a plugin EP's raises, or comes out as CUDA): a value in other
@@ -163,7 +165,7 @@ nb::object numpy_dtype_of(ONNXTensorElementDataType type);
 // (no DLPack form: onnxruntime's run takes them as string tensors); an array of a user-defined dtype (ml_dtypes').
 enum class NumpyKind { kNone, kScalar, kNative, kStrings, kOther };
 NumpyKind numpy_kind(nb::handle x);
-// A numpy array over the host memory of a DLPack tensor of a dtype numpy has (python::numpy_has), which it owns:
+// A numpy array over the host memory of a DLPack tensor of a dtype numpy has (py::numpy_has), which it owns:
 // its deleter runs when numpy lets the array go (also when making the array fails).
 nb::object numpy_over(DLManagedTensorVersioned* m);
 // The bytes a numpy array's elements occupy, [begin, end); empty for anything else and for an empty array.

@@ -300,7 +300,7 @@ nb::object as_ortvalue(nb::handle x) {
     return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
   if (exchange_api_of(Py_TYPE(x.ptr())) != nullptr) {
     if (DLManagedTensorVersioned* m = exchange_export(x)) {
-      if (python::is_plain(m->dl_tensor, m->flags)) return ortvalue_from_capsule(legacy_capsule_over(m));
+      if (py::is_plain(m->dl_tensor, m->flags)) return ortvalue_from_capsule(legacy_capsule_over(m));
       return ortvalue_of(import_owned(m, CopyMode::kIfNeeded, Target::anywhere()));
     }
   } else if (stream_for_producer(x) == 0) {
@@ -308,7 +308,7 @@ nb::object as_ortvalue(nb::handle x) {
       // What onnxruntime asks a producer for: its legacy capsule.
       nb::object capsule = nb::steal(cap);
       if (PyCapsule_IsValid(cap, kLegacy) &&
-          python::is_plain(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacy))->dl_tensor)) {
+          py::is_plain(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacy))->dl_tensor)) {
         return ortvalue_from_capsule(capsule);
       }
     } else {
@@ -347,7 +347,7 @@ nb::object numpy_view_of(nb::handle x) {
     type = from_dlpack_dtype(m->dl_tensor.dtype);
   } catch (const Error&) {  // a dtype ORT has not: the import says so
   }
-  if (!python::numpy_has(type) || m->dl_tensor.ndim < 0 || m->dl_tensor.ndim > kMaxNdim) {
+  if (!py::numpy_has(type) || m->dl_tensor.ndim < 0 || m->dl_tensor.ndim > kMaxNdim) {
     m->deleter(m);
     return nb::object();
   }

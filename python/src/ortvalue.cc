@@ -63,12 +63,12 @@ struct ValueExport {
 }  // namespace
 
 nb::object onnxruntime_device(const OrtMemoryInfo* memory) {
-  const python::OnnxruntimeDevice d = python::onnxruntime_device(memory);
+  const py::OnnxruntimeDevice d = onnxruntime_device_fields(memory);
   return nb::borrow(api().c_device)(d.device_type, d.memory_type, d.vendor_id, d.device_id);
 }
 
 Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory) {
-  if (python::onnxruntime_wraps(to_dlpack_device(memory).device_type)) {
+  if (py::onnxruntime_wraps(to_dlpack_device(memory).device_type)) {
     return import_any(ortvalue, nb::none(), nb::none(), "an output");
   }
   nb::object value = ortvalue.attr("_ortvalue");
@@ -127,7 +127,7 @@ nb::object ortvalue_from_capsule(nb::handle capsule) {
 
 nb::object ortvalue_of(const Tensor& t) {
   const DLDevice d = t.device();
-  if (!python::onnxruntime_wraps(d.device_type)) {
+  if (!py::onnxruntime_wraps(d.device_type)) {
     throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " +
                                              describe_memory(t.memory_info()) +
                                              " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory "

@@ -1,7 +1,7 @@
 // ortdlpack.run and ortdlpack.InferenceSession's run() and bind(): a user's own onnxruntime.InferenceSession run on
-// DLPack tensors and on every value onnxruntime's run takes. The core plans the run (python::session_info from the
+// DLPack tensors and on every value onnxruntime's run takes. The core plans the run (py::session_info from the
 // session's NodeArgs, run_plan.h); this file hands the plan to onnxruntime: its run for a plan of values or of host
-// memory (python::runs_with_values), else its IOBinding by address with each memory's exact OrtDevice. Failures of
+// memory (py::runs_with_values), else its IOBinding by address with each memory's exact OrtDevice. Failures of
 // onnxruntime keep their class (raise_onnxruntime_error), and a run an EP failed falls back as onnxruntime's does.
 #include <climits>
 #include <memory>
@@ -23,7 +23,7 @@ constexpr const char* kRunOrder =
     " (ortdlpack's order is run([session,] feeds, output_names=None, *, outputs=None, "
     "device=None), not onnxruntime's run(output_names, input_feed))";
 
-using python::IoDeclaration;
+using py::IoDeclaration;
 
 // The declarations of an InferenceSession's inputs or outputs (NodeArg: name, type, shape; OrtMemoryInfo fields).
 std::vector<IoDeclaration> declarations(nb::handle args, nb::handle memories) {
@@ -76,7 +76,7 @@ nb::object optional_call(nb::handle session, const char* method) {
 struct PyPlanner {
   explicit PyPlanner(nb::handle session)
       : c_session(session.attr("_sess")),
-        info(python::session_info(
+        info(py::session_info(
             declarations(session.attr("get_inputs")(), optional_call(session, "get_input_memory_infos")),
             declarations(session.attr("get_outputs")(), optional_call(session, "get_output_memory_infos")),
             declarations(nb::hasattr(session, "get_overridable_initializers")
@@ -84,7 +84,7 @@ struct PyPlanner {
                              : nb::object(nb::list()),
                          nb::none()),
             nb::cast<std::vector<std::string>>(session.attr("get_providers")()))),
-        host_outputs(python::host_outputs(info)),
+        host_outputs(py::host_outputs(info)),
         run(c_session.attr("run")) {
     nb::object capture = optional_call(c_session, "is_webgpu_graph_capture_enabled");
     graph_capture = !capture.is_none() && nb::cast<bool>(capture);
@@ -92,7 +92,7 @@ struct PyPlanner {
   }
   nb::object c_session;  // held: the planner is replaced when the session's _sess is no longer this one
   SessionInfo info;
-  bool host_outputs;   // python::host_outputs
+  bool host_outputs;   // py::host_outputs
   bool graph_capture;  // WebGPU graph capture: onnxruntime checks every run (_validate_graph_capture_run_api)
   nb::object run;      // c_session.run: onnxruntime's run, without the Python checks the plan makes
   nb::list all_outputs;
@@ -111,7 +111,7 @@ nb::object output_names_of(const PyPlanner& p, const Request& r) {
 // A tensor as onnxruntime's run takes it: a numpy view over host-readable memory of an element type numpy has, else an
 // onnxruntime.OrtValue over it (complete: its readers order nothing).
 nb::object run_feed(const Tensor& t) {
-  if (t.host_accessible() && python::numpy_has(t.element_type())) {
+  if (t.host_accessible() && py::numpy_has(t.element_type())) {
     nb::capsule owner(new Tensor(t), [](void* q) noexcept { delete static_cast<Tensor*>(q); });
     return host_array(t, owner, CopyMode::kIfNeeded);
   }
@@ -346,7 +346,7 @@ nb::object run_once(nb::handle session, const RunCall& c) {
   for (const RunPlan::Output& out : r.plan.outputs) {
     if (out.io->has_dlpack_form()) check_framework_holds(r.type, out.io->element_type);  // before ORT runs
   }
-  if (python::runs_with_values(r.plan)) return run_with_values(p, r, session, c.feeds, c.run_options);
+  if (py::runs_with_values(r.plan)) return run_with_values(p, r, session, c.feeds, c.run_options);
   return run_with_binding(p, r, session, c.run_options);
 }
 
