@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """An ONNX model inside compiled torch and JAX code (issue 26): per-call cost against the ways there were before.
 
-    python bench/bench_frameworks.py [--quick]
+    python bench/bench_frameworks.py [--quick] [--rounds N] [--min-time S] [--json FILE]
 
 The model: y = relu(x) on float32[N, K] (N, K symbolic), at two sizes: tiny (1 x 100: per-call overhead) and
 memory-bound (1024 x 1024 = 1 Mi floats, 4 MiB in and out).
@@ -10,8 +10,9 @@ memory-bound (1024 x 1024 = 1 Mi floats, 4 MiB in and out).
          Target <= 1.0x.
   JAX:   jax.jit of the model call alone with ortdlpack.jax_function (an XLA FFI call), against jax.jit of
          jax.pure_callback + session.run (onnxruntime). Target <= 0.5x at 1 Mi floats, <= 1.0x tiny.
-Every row of a table is measured in the same run, rounds interleaved; median microseconds per call (each call ends
-with the result ready: block_until_ready for JAX). Lower is better.
+Every row of a table is measured in the same run, rounds interleaved (bench/harness.py), after the two ways are
+checked to give the same result; median microseconds per call (each call ends with the result ready:
+block_until_ready for JAX). Lower is better.
 """
 
 from __future__ import annotations
@@ -32,7 +33,7 @@ from onnx import TensorProto, helper  # noqa: E402
 import ortdlpack  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_session import timeit  # noqa: E402  (median seconds per call, rounds interleaved)
+import harness  # noqa: E402
 
 THREADS = 2
 # ORT's intra-op threads do not spin between runs: spinning threads compete with torch's and XLA's own on 2 cores.
@@ -49,10 +50,6 @@ def model() -> bytes:
     return m.SerializeToString()
 
 
-def timeit_us(fns, number: int, repeat: int) -> list:
-    return [t * 1e6 for t in timeit(fns, number, repeat)]
-
-
 def ort_session(data: bytes) -> ort.InferenceSession:
     so = ort.SessionOptions()
     so.intra_op_num_threads = THREADS
@@ -61,7 +58,7 @@ def ort_session(data: bytes) -> ort.InferenceSession:
     return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
 
 
-def bench_torch(data: bytes, quick: bool) -> list:
+def bench_torch(runner: harness.Runner, data: bytes) -> list:
     sess = ort_session(data)
     module = ortdlpack.torch_module(data, intra_op_num_threads=THREADS, config=CONFIG)
 
@@ -75,14 +72,13 @@ def bench_torch(data: bytes, quick: bool) -> list:
         for label, shape in SIZES.items():
             x = torch.rand(shape)
             diff = (compiled(x) - eager(x)).abs().max().item()
-            number = 20 if shape[0] > 1 else 500
-            t_eager, t_compiled = timeit_us([lambda: eager(x), lambda: compiled(x)], number // (5 if quick else 1),
-                                         5 if quick else 15)
-            rows.append((label, t_eager, t_compiled, t_compiled / t_eager, 1.0, f"max |diff| {diff:.1e}"))
+            assert diff <= 1e-6, f"torch, {label}: compiled and eager differ by {diff}"
+            t = runner.compare(f"torch {label}", [("eager", lambda: eager(x)), ("compiled", lambda: compiled(x))])
+            rows.append((label, t["eager"], t["compiled"], 1.0, f"max \\|diff\\| {diff:.1e}"))
     return rows
 
 
-def bench_jax(data: bytes, quick: bool) -> list:
+def bench_jax(runner: harness.Runner, data: bytes) -> list:
     sess = ort_session(data)
     onnx_fn = ortdlpack.jax_function(data, intra_op_num_threads=THREADS, config=CONFIG)
 
@@ -100,36 +96,33 @@ def bench_jax(data: bytes, quick: bool) -> list:
     rows = []
     for (label, shape), limit in zip(SIZES.items(), (1.0, 0.5)):
         x = jax.random.uniform(jax.random.key(0), shape, jnp.float32)
-        same = bool(np.array_equal(with_ffi(x), with_callback(x)))
-        number = 20 if shape[0] > 1 else 500
-        t_cb, t_ffi = timeit_us([lambda: with_callback(x).block_until_ready(), lambda: with_ffi(x).block_until_ready()],
-                             number // (5 if quick else 1), 5 if quick else 15)
-        rows.append((label, t_cb, t_ffi, t_ffi / t_cb, limit, f"identical: {same}"))
+        assert np.array_equal(with_ffi(x), with_callback(x)), f"JAX, {label}: the two ways differ"
+        t = runner.compare(f"JAX {label}", [("pure_callback", lambda: with_callback(x).block_until_ready()),
+                                            ("jax_function", lambda: with_ffi(x).block_until_ready())])
+        rows.append((label, t["pure_callback"], t["jax_function"], limit, "identical"))
     return rows
 
 
-def table(title: str, base: str, ours: str, rows: list) -> None:
-    print(f"\n{title}\n")
-    print(f"| size | {base} µs | {ours} µs | ratio | target | met | results |")
-    print("|---|---:|---:|---:|---:|---|---|")
-    for label, t_base, t_ours, ratio, limit, note in rows:
-        print(f"| {label} | {t_base:.1f} | {t_ours:.1f} | {ratio:.2f}x | <= {limit:.1f}x | "
-              f"{'yes' if ratio <= limit else 'no'} | {note} |")
+def table(runner: harness.Runner, title: str, base: str, ours: str, rows: list) -> None:
+    """rows: (size, base seconds, ours seconds, limit, results)."""
+    runner.table(["size", f"{base} µs", f"{ours} µs", "ratio", "target", "met", "results"],
+                  [(label, harness.us(t_base), harness.us(t_ours), harness.ratio(t_ours / t_base), f"<= {limit:.1f}x",
+                    "yes" if t_ours / t_base <= limit else "no", note)
+                   for label, t_base, t_ours, limit, note in rows], align="lrrrrll", title=title)
 
 
-def main() -> int:
-    parser = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    parser.add_argument("--quick", action="store_true", help="fewer rounds (a smoke run)")
-    args = parser.parse_args()
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    args = harness.add_options(parser).parse_args(argv)
+    runner = harness.Runner.from_args(args)
     data = model()
-    print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, jax {jax.__version__}, ortdlpack "
-          f"{ortdlpack.__version__}; {THREADS} intra-op threads, not spinning; "
-          f"{os.cpu_count()} CPUs")
-    table("torch: torch.compile(fullgraph) with ortdlpack.torch_module vs eager with ortdlpack.run", "eager + "
-          "ortdlpack.run", "compiled + torch_module", bench_torch(data, args.quick))
-    table("JAX: jax.jit with ortdlpack.jax_function (XLA FFI) vs jax.jit with pure_callback + session.run",
-          "jit + pure_callback", "jit + jax_function", bench_jax(data, args.quick))
-    return 0
+    runner.header(f"onnxruntime {ort.__version__}", f"torch {torch.__version__}", f"jax {jax.__version__}",
+                  f"ortdlpack {ortdlpack.__version__}", f"{THREADS} intra-op threads, not spinning")
+    table(runner, "torch: torch.compile(fullgraph) with ortdlpack.torch_module vs eager with ortdlpack.run", "eager + "
+          "ortdlpack.run", "compiled + torch_module", bench_torch(runner, data))
+    table(runner, "JAX: jax.jit with ortdlpack.jax_function (XLA FFI) vs jax.jit with pure_callback + session.run",
+          "jit + pure_callback", "jit + jax_function", bench_jax(runner, data))
+    return runner.finish()
 
 
 if __name__ == "__main__":

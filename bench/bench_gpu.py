@@ -1,7 +1,7 @@
 #!/usr/bin/env python3
 """The feature -> torch -> head pipeline on a CUDA GPU, per iteration (two session runs and the torch step).
 
-    python bench/bench_gpu.py [--quick] [--models DIR]
+    python bench/bench_gpu.py [--quick] [--rounds N] [--min-time S] [--json FILE] [--models DIR]
 
 Paths compared (issue 9, item 5), batch 1 and 64, each ending with torch.cuda.synchronize():
   usual copy path     session.run on numpy: .cpu().numpy() before each run, torch.from_numpy().cuda() after
@@ -10,18 +10,17 @@ Paths compared (issue 9, item 5), batch 1 and 64, each ending with torch.cuda.sy
   Session, stream=    those sessions on torch's side stream (Session(stream=)): ORT computes on it, the iteration
                       ends with that stream's synchronize()
   hand IOBinding      hand-written IOBinding by data_ptr() + OrtValue.__dlpack__ (the baseline)
-Ordering is on (ortdlpack's default). Prints median ms per iteration and the ratio to hand IOBinding (targets:
-ortdlpack.run <= 1.05x, ortdlpack.Session <= 1.0x). Without CUDA or the CUDA EP it says so and exits 0.
+Ordering is on (ortdlpack's default). Rounds interleaved (bench/harness.py); prints median ms per iteration and the
+ratio to hand IOBinding (targets: ortdlpack.run <= 1.05x, ortdlpack.Session <= 1.0x). Without CUDA or the CUDA EP it
+says so and exits 0.
 """
 
 from __future__ import annotations
 
 import argparse
 import os
-import statistics
 import sys
 import tempfile
-import time
 
 import numpy as np
 
@@ -31,28 +30,20 @@ except ImportError:
     torch = None
 import onnxruntime as ort
 
-ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path[:0] = [HERE, os.path.join(ROOT, "scripts")]
+import harness  # noqa: E402
 from make_models import make_models  # noqa: E402
 
-
-def median_ms(fn, number: int, repeat: int) -> float:
-    for _ in range(max(2, number // 5)):
-        fn()
-    samples = []
-    for _ in range(repeat):
-        t0 = time.perf_counter()
-        for _ in range(number):
-            fn()
-        samples.append((time.perf_counter() - t0) / number * 1e3)
-    return statistics.median(samples)
+BASE = "hand IOBinding"
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser(description=__doc__.splitlines()[0])
-    ap.add_argument("--quick", action="store_true")
-    ap.add_argument("--models", default=os.path.join(tempfile.gettempdir(), "ortdlpack_models"))
-    args = ap.parse_args()
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    harness.add_options(parser)
+    parser.add_argument("--models", default=os.path.join(tempfile.gettempdir(), "ortdlpack-models"))
+    args = parser.parse_args(argv)
     if torch is None:
         print("bench_gpu: torch is not installed: nothing to measure")
         return 0
@@ -76,10 +67,10 @@ def main() -> int:
     sfeature = ortdlpack.Session(paths["feature"], **on_stream)
     shead = ortdlpack.Session(paths["head"], **on_stream)
     step = lambda f: torch.relu(torch.nn.functional.normalize(f))  # noqa: E731
-    number, repeat = (20, 5) if args.quick else (200, 9)
 
-    print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, {torch.cuda.get_device_name(0)}")
-    print(f"{'batch':>5}  {'path':<20} {'ms/iter':>9} {'vs hand IOBinding':>18}")
+    runner = harness.Runner.from_args(args)
+    runner.header(f"onnxruntime {ort.__version__}", f"torch {torch.__version__}", torch.cuda.get_device_name(0))
+    rows = []
     for batch in (1, 64):
         images = torch.rand(batch, 3, 64, 64, device="cuda")
         logits = torch.empty(batch, 10, device="cuda")
@@ -128,12 +119,14 @@ def main() -> int:
         ref = usual().cpu().numpy()
         for fn in (via_run, via_session, via_stream, hand):
             np.testing.assert_allclose(fn().cpu().numpy(), ref, rtol=1e-4, atol=1e-5)
-        times = {name: median_ms(fn, number, repeat) for name, fn in
-                 [("usual copy path", usual), ("ortdlpack.run", via_run), ("ortdlpack.Session", via_session),
-                  ("Session, stream=", via_stream), ("hand IOBinding", hand)]}
-        for name, ms in times.items():
-            print(f"{batch:>5}  {name:<20} {ms:>9.3f} {ms / times['hand IOBinding']:>17.2f}x")
-    return 0
+        times = runner.compare(f"batch {batch}", [("usual copy path", usual), ("ortdlpack.run", via_run),
+                                                  ("ortdlpack.Session", via_session), ("Session, stream=", via_stream),
+                                                  (BASE, hand)])
+        rows += [(batch, name, harness.ms(t), harness.ratio(t / times[BASE])) for name, t in times.items()]
+    runner.table(["batch", "path", "ms/iter", f"vs {BASE}"], rows, align="rlrr",
+                  title=f"Median ms per iteration, ratio to '{BASE}' (targets: ortdlpack.run <= 1.05x, "
+                        "ortdlpack.Session <= 1.0x):")
+    return runner.finish()
 
 
 if __name__ == "__main__":

@@ -2,7 +2,7 @@
 """Per-run cost of torch tensors in and out of a session on a host-memory plugin EP (QNN, ggml, OpenVINO; the CPU
 EP for reference), measured in one run.
 
-    python bench/bench_host_eps.py [--quick]
+    python bench/bench_host_eps.py [--quick] [--rounds N] [--min-time S] [--json FILE]
 
 On each EP that runs here (scripts/setup.sh installs the packages; OpenVINO lists devices on Intel CPUs only), a small
 model w = (x + y) * y on float32 [1, 1024] and [64, 1024], the user's own onnxruntime.InferenceSession on the EP's
@@ -10,7 +10,8 @@ devices, torch in and torch out every way:
   session.run + numpy    [torch.from_numpy(o) for o in sess.run(None, {"x": x.numpy(), "y": y.numpy()})] (baseline)
   ortdlpack.run          ortdlpack.run(sess, {"x": x, "y": y}, output_type="torch")
   Session.run            ortdlpack.Session(model, ep=...).run({"x": x, "y": y}, output_type="torch")
-Median microseconds per run, rounds interleaved; the ratio to the baseline (issue 25's target: ortdlpack.run <= 1.0x).
+Median microseconds per run, rounds interleaved (bench/harness.py); the ratio to the baseline (issue 25's target:
+ortdlpack.run <= 1.0x).
 """
 
 from __future__ import annotations
@@ -27,7 +28,7 @@ import torch  # noqa: E402
 from onnx import TensorProto, helper  # noqa: E402
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
-from bench_session import timeit  # noqa: E402
+import harness  # noqa: E402
 
 import ortdlpack  # noqa: E402
 
@@ -73,9 +74,10 @@ def ways(ep: str, ep_name: str, data: bytes, x: torch.Tensor, y: torch.Tensor) -
 
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
-    parser.add_argument("--quick", action="store_true", help="fewer iterations (smoke test)")
-    args = parser.parse_args(argv)
+    args = harness.add_options(parser).parse_args(argv)
+    runner = harness.Runner.from_args(args)
     torch.set_num_threads(1)
+    runner.header(f"onnxruntime {ort.__version__}", f"torch {torch.__version__}", f"ortdlpack {ortdlpack.__version__}")
     shapes = (("[1,1024]", (1, 1024)), ("[64,1024]", (64, 1024)))
     rows, skipped = [], []
     for title, ep in EPS:
@@ -89,24 +91,17 @@ def main(argv=None) -> int:
         for label, shape in shapes:
             x = torch.rand(shape)
             y = torch.rand(shape)
-            table = ways(ep, ep_name, model(shape), x, y)
-            number, repeat = (50, 5) if args.quick else (2000, 9)
-            if ep == "qnn":  # the HTP simulator takes milliseconds a run
-                number = max(5, number // 40)
-            times = dict(zip([w for w, _ in table], timeit([fn for _, fn in table], number, repeat)))
-            rows.append((title, label, times))
-    print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, ortdlpack {ortdlpack.__version__}, "
-          f"{os.cpu_count()} CPUs; median us per run (torch in, torch out), ratio to '{BASE}' (lower is better)")
-    print()
-    print(f"| EP | shape | {BASE} us | {RUN} us | ratio | {SESSION} us | ratio | target: {RUN} <= 1.0x |")
-    print("|---|---|---:|---:|---:|---:|---:|---|")
-    for title, label, t in rows:
-        base = t[BASE]
-        print(f"| {title} | {label} | {base * 1e6:.1f} | {t[RUN] * 1e6:.1f} | {t[RUN] / base:.2f}x | "
-              f"{t[SESSION] * 1e6:.1f} | {t[SESSION] / base:.2f}x | {'met' if t[RUN] <= base else 'not met'} |")
+            t = runner.compare(f"{title} {label}", ways(ep, ep_name, model(shape), x, y))
+            base = t[BASE]
+            rows.append((title, label, harness.us(base), harness.us(t[RUN]), harness.ratio(t[RUN] / base),
+                         harness.us(t[SESSION]), harness.ratio(t[SESSION] / base),
+                         "met" if t[RUN] <= base else "not met"))
+    runner.table(["EP", "shape", f"{BASE} us", f"{RUN} us", "ratio", f"ortdlpack.{SESSION} us", "ratio",
+                   f"target: {RUN} <= 1.0x"], rows, align="llrrrrrl",
+                  title=f"Median us per run (torch in, torch out), ratio to '{BASE}' (lower is better):")
     for line in skipped:
-        print(f"skipped {line}")
-    return 0
+        runner.note(f"skipped {line}")
+    return runner.finish()
 
 
 if __name__ == "__main__":

@@ -2,9 +2,11 @@
 
 ortdlpack (Tensor.__dlpack__, and the DLPack 1.3 C exchange API) beside upstream onnxruntime's own
 OrtValue.__dlpack__ / OrtValue.from_dlpack, and beside the copy path .numpy() + torch.from_numpy, for a 4 KiB and a
-64 MiB float32 tensor. Prints one markdown table; "speed-up" is upstream DLPack time / ortdlpack time.
+64 MiB float32 tensor, each row's three calls checked to hand over the same values, then timed together in
+interleaved rounds (bench/harness.py). Prints the table (median µs per call; "speed-up" is upstream DLPack time /
+ortdlpack time) and the targets.
 
-    python bench/bench_python.py [--quick]
+    python bench/bench_python.py [--quick] [--rounds N] [--min-time S] [--json FILE]
 """
 
 from __future__ import annotations
@@ -12,9 +14,10 @@ from __future__ import annotations
 import argparse
 import os
 import sys
-import time
 
 os.environ.setdefault("TF_CPP_MIN_LOG_LEVEL", "3")
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import harness  # noqa: E402
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402
@@ -25,40 +28,20 @@ import torch  # noqa: E402
 import ortdlpack as od  # noqa: E402
 
 
-def per_call_us(fns, budget_s: float) -> list[float]:
-    """Per-call µs of each of `fns`: best of 7 rounds of the mean time of one call, the rounds of the functions
-    interleaved, so that load changes on the machine hit all of them alike (ratios stay fair on a busy machine)."""
-    loops = []
-    for fn in fns:
-        fn()
-        t0 = time.perf_counter()
-        n = 0
-        while time.perf_counter() - t0 < 0.02:
-            fn()
-            n += 1
-        per = max((time.perf_counter() - t0) / max(n, 1), 1e-9)
-        loops.append(max(1, int(budget_s / 7 / per)))
-    best = [float("inf")] * len(fns)
-    for _ in range(7):
-        for i, fn in enumerate(fns):
-            t = time.perf_counter()
-            for _ in range(loops[i]):
-                fn()
-            best[i] = min(best[i], (time.perf_counter() - t) / loops[i] * 1e6)
-    return best
+WAYS = ("ortdlpack", "upstream DLPack", ".numpy() path")
 
 
-def fmt(us: float | None) -> str:
-    if us is None:
-        return "n/a"
-    return f"{us:.2f}" if us < 100 else f"{us:.0f}"
+def host(x) -> np.ndarray:
+    """What a way returned (a framework's array, an ortdlpack.Tensor, an onnxruntime.OrtValue) as a numpy array."""
+    return x.numpy() if isinstance(x, ort.OrtValue) else np.from_dlpack(x)
 
 
-def main() -> int:
-    ap = argparse.ArgumentParser()
-    ap.add_argument("--quick", action="store_true", help="shorter runs (noisier)")
-    args = ap.parse_args()
-    budget = 0.15 if args.quick else 0.6
+def main(argv=None) -> int:
+    parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
+    args = harness.add_options(parser).parse_args(argv)
+    runner = harness.Runner.from_args(args)
+    runner.header(f"onnxruntime {ort.__version__}", f"torch {torch.__version__}", f"numpy {np.__version__}",
+                  f"jax {jax.__version__}", f"ortdlpack {od.__version__}")
 
     exchange = od._ortdlpack._exchange
     rows = []
@@ -71,7 +54,10 @@ def main() -> int:
         nb = np.array(a)
 
         def row(what, call, ours, upstream, copy_path):
-            rows.append((label, what, call, *per_call_us([ours, upstream, copy_path], budget)))
+            for way, fn in zip(WAYS, (ours, upstream, copy_path)):  # every way hands over the same values
+                assert np.array_equal(host(fn()), a), f"{label} {what}: {way}"
+            times = runner.compare(f"{label} {what}", zip(WAYS, (ours, upstream, copy_path)))
+            rows.append((label, what, call, *(times[w] for w in WAYS)))
 
         # ORT -> framework
         row("ORT -> torch", "`torch.from_dlpack(t)`",
@@ -86,9 +72,10 @@ def main() -> int:
         row("ORT -> numpy (`.numpy()`)", "`t.numpy()`",
             lambda: t.numpy(), lambda: v.numpy(),
             lambda: v.numpy())
+        # (jax copies host memory it imports, asynchronously: each call waits for its array to be ready)
         row("ORT -> jax", "`jnp.from_dlpack(t)`",
-            lambda: jnp.from_dlpack(t), lambda: jnp.from_dlpack(v),
-            lambda: jnp.asarray(v.numpy()))
+            lambda: jnp.from_dlpack(t).block_until_ready(), lambda: jnp.from_dlpack(v).block_until_ready(),
+            lambda: jnp.asarray(v.numpy()).block_until_ready())
         # framework -> ORT
         row("torch -> ORT (C exchange API)", "`od.from_dlpack(x)`",
             lambda: od.from_dlpack(x), lambda: ort.OrtValue.from_dlpack(x),
@@ -109,22 +96,17 @@ def main() -> int:
             lambda: od.from_dlpack(j), lambda: ort.OrtValue.from_dlpack(j),
             lambda: ort.OrtValue.ortvalue_from_numpy(np.asarray(j)))
 
-    print(f"onnxruntime {ort.__version__}, torch {torch.__version__}, numpy {np.__version__}, jax {jax.__version__}, "
-          f"ortdlpack {od.__version__}, Python {sys.version.split()[0]}; per-call µs, best of 7 interleaved rounds")
-    print()
-    print("| size | direction | ortdlpack call | ortdlpack µs | upstream DLPack µs | .numpy() path µs | speed-up vs upstream |")
-    print("|---|---|---|---:|---:|---:|---:|")
-    for size, what, call, ours, up, copy in rows:
-        print(f"| {size} | {what} | {call} | {fmt(ours)} | {fmt(up)} | {fmt(copy)} | {up / ours:.2f}x |")
-    # The targets of issue 10: ortdlpack time / upstream time, 4 KiB rows of this run.
+    runner.table(["size", "direction", "ortdlpack call", "ortdlpack µs", "upstream DLPack µs", ".numpy() path µs",
+                   "speed-up vs upstream"],
+                  [(size, what, call, harness.us(ours), harness.us(up), harness.us(copy), harness.ratio(up / ours))
+                   for size, what, call, ours, up, copy in rows], align="lllrrrr")
+    # The targets: ortdlpack time / upstream time, 4 KiB rows of this run.
     small = {what: (ours, up) for size, what, _, ours, up, _ in rows if size == "4 KiB"}
-    print()
-    print("| target (4 KiB) | ortdlpack / upstream | limit | met |")
-    print("|---|---:|---:|---|")
-    for what, limit in (("numpy -> onnxruntime.OrtValue", 1.0), ("ORT -> torch", 0.5),
-                        ("ORT -> numpy (`.numpy()`)", 1.0), ("torch -> ORT (C exchange API)", 0.2)):
-        ours, up = small[what]
-        print(f"| {what} | {ours / up:.2f}x | {limit:.1f}x | {'yes' if ours / up <= limit else 'no'} |")
+    runner.targets([(what, small[what][0] / small[what][1], limit)
+                     for what, limit in (("numpy -> onnxruntime.OrtValue", 1.0), ("ORT -> torch", 0.5),
+                                         ("ORT -> numpy (`.numpy()`)", 1.0), ("torch -> ORT (C exchange API)", 0.2))],
+                    "target (4 KiB)", "ortdlpack / upstream")
+    runner.finish()
     sys.stdout.flush()
     # Leave while every tensor is still alive, without interpreter teardown: freeing upstream's OrtValue after
     # jnp.from_dlpack(OrtValue) (the ORT -> jax baseline) lets jax's asynchronous host copy read freed memory, a crash

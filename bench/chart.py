@@ -7,23 +7,11 @@ versions, so a chart is never shown without what it was measured on.
 from __future__ import annotations
 
 import os
-import platform
 
 import matplotlib
 
 matplotlib.use("Agg")  # files only: no display needed
 import matplotlib.pyplot as plt  # noqa: E402
-
-
-def machine() -> str:
-    """CPU model (Linux /proc/cpuinfo, else platform), core count, OS."""
-    model = platform.processor() or platform.machine()
-    try:
-        with open("/proc/cpuinfo") as f:
-            model = next(line.split(":", 1)[1].strip() for line in f if line.startswith("model name"))
-    except (OSError, StopIteration):
-        pass
-    return f"{model}, {os.cpu_count()} CPUs, {platform.system()} {platform.release()}"
 
 
 def write_chart(path: str, title: str, caption: str, cases: list, ways: list, seconds: dict,

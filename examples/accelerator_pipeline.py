@@ -44,21 +44,21 @@ import re
 import subprocess
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnxruntime as ort
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path[:0] = [os.path.join(ROOT, "scripts"), os.path.join(ROOT, "bench")]
+import harness  # noqa: E402  (the benchmarks' timing: paths alternating, median per iteration)
 from make_models import IMAGE_HW, make_models  # noqa: E402
 
 import ortdlpack  # noqa: E402
 import ortdlpack.testing  # noqa: E402
 
 sys.path.insert(0, os.path.join(ROOT, "examples"))
-from pipeline_demo import measure, torch_step  # noqa: E402  (the CPU demo's step and timing loop)
+from pipeline_demo import torch_step  # noqa: E402  (the CPU demo's step)
 
 BATCHES = (1, 64)
 CHAIN_SIZES = (1 << 16, 1 << 20)
@@ -202,19 +202,6 @@ def three_ways(target: Target, names, out_name: str, feed: np.ndarray, out_shape
     return usual, with_run, with_session
 
 
-def timed(fns, budget: float, min_iters: int) -> list:
-    """Median seconds per call of each function (already warmed up by `checked`), called alternately so that
-    machine load hits all alike, at least `min_iters` times (once for a smoke run: budget < 0.5 s)."""
-    samples = [[] for _ in fns]
-    start = time.perf_counter()
-    while len(samples[0]) < (min_iters if budget >= 0.5 else 1) or time.perf_counter() - start < budget:
-        for fn, times in zip(fns, samples):
-            t0 = time.perf_counter()
-            fn()
-            times.append(time.perf_counter() - t0)
-    return [float(np.median(t)) for t in samples]
-
-
 def checked(paths, ref: np.ndarray, run_error: list, **tolerance):
     """`paths` whose results equal `ref` (each run once: also their warm-up); ortdlpack.run is left out where
     onnxruntime cannot bind this device's memory into its sessions (its message kept in run_error)."""
@@ -235,7 +222,7 @@ def checked(paths, ref: np.ndarray, run_error: list, **tolerance):
     return kept
 
 
-def image_pipeline(target: Target, models: dict, budget: float, run_error: list, batches):
+def image_pipeline(target: Target, models: dict, timer: harness.Runner, run_error: list, batches):
     """Rows of the image pipeline at each batch size."""
     rows = []
     rng = np.random.default_rng(7)
@@ -245,18 +232,17 @@ def image_pipeline(target: Target, models: dict, budget: float, run_error: list,
             target, [models[m] for m in ("preprocess", "backbone", "pool_head")], "logits", images, (n, 10))
         ref = usual().copy()
         with_run, with_session = checked((with_run, with_session), ref, run_error, rtol=1e-4, atol=1e-4)
-        fns = [f for f in (usual, with_run, with_session) if f is not None]
-        times = timed(fns, budget, min_iters=3)
-        times = iter(times)
+        paths = (("usual", usual), ("ortdlpack.run", with_run), ("ortdlpack.Session", with_session))
+        times = timer.compare(f"image pipeline, batch {n}", [(path, f) for path, f in paths if f is not None])
         x, fmap, logits = n * 3 * 224 * 224 * 4, n * 32 * 28 * 28 * 4, n * 10 * 4
-        base = next(times)
+        base = times["usual"]
         rows.append((n, "usual", base, base, (images.nbytes + 2 * x + 2 * fmap + logits, 6)))
-        for path, fn in (("ortdlpack.run", with_run), ("ortdlpack.Session", with_session)):
-            rows.append((n, path, next(times) if fn else None, base, (images.nbytes + logits, 2)))
+        for path in ("ortdlpack.run", "ortdlpack.Session"):
+            rows.append((n, path, times.get(path), base, (images.nbytes + logits, 2)))
     return rows
 
 
-def elementwise_chain(target: Target, models: dict, budget: float, run_error: list):
+def elementwise_chain(target: Target, models: dict, timer: harness.Runner, run_error: list):
     """Rows of the two-run memory-bound chain at each size."""
     rows = []
     for n in CHAIN_SIZES:
@@ -294,28 +280,30 @@ def elementwise_chain(target: Target, models: dict, budget: float, run_error: li
         ref = usual().copy()
         with_run, with_session, x_on_device, run_dev, session_dev = checked(
             (with_run, with_session, x_on_device, run_dev, session_dev), ref, run_error, rtol=0, atol=0)
-        fns = [f for f in (usual, with_run, with_session, x_on_device, run_dev, session_dev) if f is not None]
-        times = iter(timed(fns, budget, min_iters=5))
-        base = next(times)
         label = f"{n >> 20} Mi" if n >= 1 << 20 else f"{n >> 10} Ki"
+        paths = (("usual", usual), ("ortdlpack.run", with_run), ("ortdlpack.Session", with_session),
+                 ("Session, x on dev", x_on_device), ("run, on device", run_dev), ("Session, on device", session_dev))
+        times = timer.compare(f"memory-bound chain, {label}", [(path, f) for path, f in paths if f is not None])
+        base = times["usual"]
         rows.append((label, "usual", base, base, (4 * x.nbytes, 4)))
-        for path, fn in (("ortdlpack.run", with_run), ("ortdlpack.Session", with_session)):
-            rows.append((label, path, next(times) if fn else None, base, (2 * x.nbytes, 2)))
-        rows.append((label, "Session, x on dev", next(times), base, (x.nbytes, 1)))
+        for path in ("ortdlpack.run", "ortdlpack.Session"):
+            rows.append((label, path, times.get(path), base, (2 * x.nbytes, 2)))
+        rows.append((label, "Session, x on dev", times["Session, x on dev"], base, (x.nbytes, 1)))
         read_back = (x.nbytes // ON_DEVICE_CHAINS, f"1/{ON_DEVICE_CHAINS}")
-        for path, fn in (("run, on device", run_dev), ("Session, on device", session_dev)):
-            rows.append((label, path, next(times) / ON_DEVICE_CHAINS if fn else None, base, read_back))
+        for path in ("run, on device", "Session, on device"):
+            t = times.get(path)
+            rows.append((label, path, t / ON_DEVICE_CHAINS if t is not None else None, base, read_back))
     return rows
 
 
-def cpu_reference(models: dict, budget: float, batches) -> list:
+def cpu_reference(models: dict, timer: harness.Runner, batches) -> list:
     """The image pipeline's usual path on the CPU EP alone, ms per batch: what the software adapter is up against."""
     opts = ort.SessionOptions()
     opts.add_session_config_entry("session.intra_op.allow_spinning", "0")
     sessions = [ort.InferenceSession(models[m], opts, providers=["CPUExecutionProvider"])
                 for m in ("preprocess", "backbone", "pool_head")]
     out = []
-    for n in BATCHES:
+    for n in batches:
         images = np.random.default_rng(7).integers(0, 256, (n, 3, *IMAGE_HW), dtype=np.uint8)
 
         def run():
@@ -323,30 +311,29 @@ def cpu_reference(models: dict, budget: float, batches) -> list:
             for s in sessions:
                 v = s.run(None, {s.get_inputs()[0].name: v})[0]
 
-        run()  # warm-up
-        out.append(timed([run], budget / 4, min_iters=3)[0])
+        out.append(timer.compare(f"CPU EP alone, batch {n}", [("usual", run)], budget=timer.budget / 4)["usual"])
     return out
 
 
-def device_demo(target: Target, models: dict, budget: float, batches=BATCHES, show_facts: bool = True):
+def device_demo(target: Target, models: dict, timer: harness.Runner, batches=BATCHES, show_facts: bool = True):
     """Runs and prints both workloads on `target`; returns (caption, sections)."""
     caption = header(target.label)
     run_error: list = []
     sections = []
     print("\nimage pipeline: uint8 images 480x640 (host) -> preprocess -> backbone -> pool_head -> logits (host); "
           "results equal")
-    rows = image_pipeline(target, models, budget, run_error, batches)
+    rows = image_pipeline(target, models, timer, run_error, batches)
     print_rows("batch", rows)
     sections.append(("image pipeline", "batch", rows))
     if target.ep == "webgpu":
-        cpu = cpu_reference(models, budget, batches)
+        cpu = cpu_reference(models, timer, batches)
         print("  (the same pipeline on the CPU EP alone, usual path: "
               + ", ".join(f"{t * 1e3:.1f} ms at batch {n}" for n, t in zip(batches, cpu))
               + ": a software adapter is a CPU running GPU code; its copies are memcpys)")
     print("\nmemory-bound chain: y = (x + 1) * 0.5 twice, x and y2 on the host ('x on dev': x already on the device, "
           f"left there by an earlier stage; 'on device': x and y on the device, one read-back per {ON_DEVICE_CHAINS} "
           "chains); results equal")
-    rows = elementwise_chain(target, models, budget, run_error)
+    rows = elementwise_chain(target, models, timer, run_error)
     print_rows("floats", rows)
     sections.append(("memory-bound chain", "floats", rows))
     if run_error:
@@ -440,7 +427,7 @@ class Split:
         return (total[0] - self.inside[0], total[1] - self.inside[1]), tuple(self.inside)
 
 
-def virtual_demo(models: dict, budget: float, threads: int, show_facts: bool = True):
+def virtual_demo(models: dict, timer: harness.Runner, threads: int, show_facts: bool = True):
     """Runs and prints the comparison on the virtual accelerator; returns (caption, table rows)."""
     acc = VirtualAccelerator()
     caption = header(f"virtual accelerator ({VD_EP}, device 0: memory the host cannot read)")
@@ -501,9 +488,9 @@ def virtual_demo(models: dict, budget: float, threads: int, show_facts: bool = T
         np.testing.assert_allclose(logits.numpy(), ref, rtol=1e-4, atol=1e-5)
         if n == BATCHES[-1]:
             facts = (images, feat, f, logits)
-        times, _ = measure([usual, with_ortdlpack], budget)
-        rows.append((n, "usual", times[0], times[0], usual_pipe, usual_in))
-        rows.append((n, "ortdlpack", times[1], times[0], ort_pipe, ort_in))
+        times = timer.compare(f"virtual accelerator, batch {n}", [("usual", usual), ("ortdlpack", with_ortdlpack)])
+        rows.append((n, "usual", times["usual"], times["usual"], usual_pipe, usual_in))
+        rows.append((n, "ortdlpack", times["ortdlpack"], times["usual"], ort_pipe, ort_in))
     print_table(rows)
     print("results equal (assert_allclose of the logits, read back outside the metered iteration).\n"
           "pipeline    = copies made between session runs (usual: OrtValue.numpy() of each feature output, "
@@ -549,8 +536,11 @@ def virtual_demo(models: dict, budget: float, threads: int, show_facts: bool = T
 # --- which device -----------------------------------------------------------------------------------------------
 
 
-def arguments(description: str, argv, budget: float):
+def arguments(description: str, argv, budget: float, options=None):
+    """The command line; `options(parser)` adds a caller's own options."""
     parser = argparse.ArgumentParser(description=description, formatter_class=argparse.RawDescriptionHelpFormatter)
+    if options:
+        options(parser)
     parser.add_argument("--budget", type=float, default=budget, help="seconds of timing per case")
     parser.add_argument("--device", choices=("auto", "cuda", "webgpu", "virtual"), default="auto")
     parser.add_argument("--batches", type=lambda v: tuple(int(b) for b in v.split(",")), default=BATCHES,
@@ -559,30 +549,38 @@ def arguments(description: str, argv, budget: float):
     return parser.parse_args(argv)
 
 
-def run_pipeline(args, show_facts: bool = True):
-    """The comparison on the device --device names (auto: CUDA, else WebGPU, else the virtual accelerator); returns
-    (caption, sections), sections = [(title, case title, rows)], or None when the device asked for is not here."""
+def timer_for(budget: float) -> harness.Runner:
+    """Paths alternate until `budget` seconds per case are spent, at least 3 rounds (1 for a smoke run: budget under
+    0.5 s)."""
+    return harness.Runner(rounds=3 if budget >= 0.5 else 1, budget=budget)
+
+
+def run_pipeline(args, timer: harness.Runner, show_facts: bool = True):
+    """The comparison on the device --device names (auto: CUDA, else WebGPU, else the virtual accelerator), timed by
+    `timer`; returns (caption, sections), sections = [(title, case title, rows)], or None when the device asked for
+    is not here."""
     models = make_models(args.models, ["preprocess", "backbone", "pool_head", "elementwise", "feature", "step",
                                        "head"])
     if args.device in ("auto", "cuda"):
         if torch.cuda.is_available() and "CUDAExecutionProvider" in ort.get_available_providers():
-            return device_demo(cuda_target(), models, args.budget, args.batches, show_facts)
+            return device_demo(cuda_target(), models, timer, args.batches, show_facts)
         if args.device == "cuda":
             print("no CUDA: torch.cuda.is_available() and onnxruntime-gpu's CUDAExecutionProvider are both needed")
             return None
     if args.device in ("auto", "webgpu"):
         target = webgpu_target()
         if not isinstance(target, str):
-            return device_demo(target, models, args.budget, args.batches, show_facts)
+            return device_demo(target, models, timer, args.batches, show_facts)
         print(f"no WebGPU: {target}")
         if args.device == "webgpu":
             return None
-    caption, rows = virtual_demo(models, args.budget, min(2, os.cpu_count() or 1), show_facts)
+    caption, rows = virtual_demo(models, timer, min(2, os.cpu_count() or 1), show_facts)
     return caption, [("feature -> step -> head", "batch", rows)]
 
 
 def main(argv=None) -> int:
-    return 0 if run_pipeline(arguments(__doc__, argv, budget=1.5)) else 2
+    args = arguments(__doc__, argv, budget=1.5)
+    return 0 if run_pipeline(args, timer_for(args.budget)) else 2
 
 
 if __name__ == "__main__":

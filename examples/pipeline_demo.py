@@ -22,14 +22,14 @@ import argparse
 import os
 import sys
 import tempfile
-import time
 
 import numpy as np
 import onnxruntime as ort
 import torch
 
 ROOT = os.path.dirname(os.path.dirname(os.path.abspath(__file__)))
-sys.path.insert(0, os.path.join(ROOT, "scripts"))
+sys.path[:0] = [os.path.join(ROOT, "scripts"), os.path.join(ROOT, "bench")]
+import harness  # noqa: E402  (the benchmarks' timing: paths alternating, median per iteration)
 from make_models import make_models  # noqa: E402
 
 import ortdlpack  # noqa: E402
@@ -96,20 +96,6 @@ def native_path(feature, head, x: torch.Tensor, logits: torch.Tensor, meter: Cop
     return logits
 
 
-def measure(fns, budget_s: float, min_iters: int = 5):
-    """Seconds per iteration of each function (median), timed alternately so that machine load hits all alike."""
-    for fn in fns:  # warm-up
-        fn()
-    times = [[] for _ in fns]
-    start = time.perf_counter()
-    while len(times[0]) < min_iters or time.perf_counter() - start < budget_s:
-        for fn, samples in zip(fns, times):
-            t0 = time.perf_counter()
-            fn()
-            samples.append(time.perf_counter() - t0)
-    return [float(np.median(samples)) for samples in times], len(times[0])
-
-
 def main(argv=None) -> int:
     parser = argparse.ArgumentParser(description=__doc__, formatter_class=argparse.RawDescriptionHelpFormatter)
     parser.add_argument("--budget", type=float, default=4.0, help="seconds of timing per path and batch size")
@@ -134,8 +120,9 @@ def main(argv=None) -> int:
           f"models in {args.models}")
     print("usual: InferenceSession.run with .numpy()/torch.from_numpy; ortdlpack.run: the same InferenceSessions fed "
           "torch tensors; ortdlpack.Session: sessions run by the C++ core")
-    print(f"{'batch':>5} | {'path':<17} | {'ms/iter':>8} | {'speed-up':>8} | {'bytes copied/iter':>17} | iters")
+    print(f"{'batch':>5} | {'path':<17} | {'ms/iter':>8} | {'speed-up':>8} | {'bytes copied/iter':>17} | rounds")
     print("-" * 77)
+    timer = harness.Runner(rounds=5, budget=2 * args.budget)
     for n in (1, 64):
         x = torch.rand(n, 3, 64, 64, generator=torch.Generator().manual_seed(n))
         logits_buf = torch.empty(n, 10)
@@ -154,9 +141,11 @@ def main(argv=None) -> int:
             if ref is None:
                 ref = got
             np.testing.assert_allclose(got.numpy(), ref.numpy(), rtol=1e-5, atol=1e-6)
-        times, iters = measure([lambda fn=fn: fn(CopyMeter()) for fn in paths_run.values()], 2 * args.budget)
-        for (name, _), t in zip(paths_run.items(), times):
-            print(f"{n:>5} | {name:<17} | {t * 1e3:>8.3f} | {times[0] / t:>7.2f}x | {copied[name]:>17,} | {iters}")
+        times = timer.compare(f"batch {n}", {name: lambda fn=fn: fn(CopyMeter()) for name, fn in paths_run.items()})
+        rounds = timer.benchmarks[-1].get_nvalue()
+        for name, t in times.items():
+            speedup = times["usual"] / t
+            print(f"{n:>5} | {name:<17} | {t * 1e3:>8.3f} | {speedup:>7.2f}x | {copied[name]:>17,} | {rounds}")
     print("results equal every way (assert_allclose). CPU tensors: torch .numpy()/from_numpy are views, so the usual "
           "path copies nothing here either; on a GPU it needs .cpu() and .to(device) around every session.run.")
     return 0

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # The CUDA checks (tests/gpu, bench/bench_gpu.py) on a lent GPU machine that has torch/cupy/jax but no network and
-# no onnxruntime-gpu (../shared/notes/GPU.md). Two halves:
+# no onnxruntime-gpu (nor pyperf) (../shared/notes/GPU.md). Two halves:
 #   scripts/gpu_check.sh prepare   here: onnxruntime-gpu's wheel from PyPI, its CUDA EP library compressed and split
 #                                  into .gpu/ (ignored by git) so that each device call carries < 64 MiB
 #   scripts/gpu_check.sh stash N   there, once per chunk (carry .gpu/chunk.N): keeps it in /tmp/up
@@ -26,6 +26,8 @@ case "${1:-}" in
     tar -C /tmp/ortdlpack_gpu/og -cf - . | zstd -q -19 -T2 -o .gpu/rest/og.tar.zst
     cp "$(command -v zstd)" .gpu/rest/bin/; cp "$(ldconfig -p | awk '/libzstd.so.1 /{print $NF; exit}')" .gpu/rest/bin/
     cp -r "${ORTDLPACK_DEPS_DIR:-$HOME/.cache/ortdlpack}"/. .gpu/rest/deps/ 2>/dev/null || true
+    # bench/harness.py's one dependency the GPU machine lacks (pure Python), at the version requirements.txt pins
+    python3 -m pip download -q --no-deps --only-binary=:all: -d .gpu/rest/wheels "$(grep -m1 '^pyperf==' requirements.txt)"
     ls -la .gpu .gpu/rest
     echo "next: one device call per chunk: carry ['.gpu/chunk.N'], command 'scripts/gpu_check.sh stash N';"
     echo "      then carry ['.gpu/rest'], command 'scripts/gpu_check.sh run'" ;;
@@ -40,6 +42,7 @@ case "${1:-}" in
       unset LD_LIBRARY_PATH
       python3 -m pip install -q --no-build-isolation --no-deps --target /tmp/site \
         -Ccmake.define.ORTDLPACK_DEPS_DIR="$PWD/.gpu/rest/deps" .
+      python3 -m pip install -q --no-deps --target /tmp/site .gpu/rest/wheels/*.whl
       export PYTHONPATH=/tmp/og:/tmp/site
       python3 -c "import torch, onnxruntime as o; o.preload_dlls(); print(o.__version__, o.get_available_providers())"
       python3 -m pytest tests/gpu -q -rs -p no:cacheprovider || true

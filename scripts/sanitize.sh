@@ -95,7 +95,9 @@ if [[ $python == 1 ]]; then
     # The example and Ray Serve tests run other processes (which would inherit LD_PRELOAD): they check the examples,
     # not ortdlpack's memory safety, and run in the plain leg; so do the apps (test_apps.py: OpenCV, scikit-learn)
     # and the tests marked `inductor` (torch.compile's inductor runs a C++ compiler in subprocesses; the custom op
-    # they compile in is run by the other tests). ONNX's conformance models run once in the plain leg; here every
+    # they compile in is run by the other tests); so do the benchmarks' --quick modes (test_benches.py: timing
+    # scripts in subprocesses) and the fuzz script's tests (test_fuzz_script.py: it builds and runs its own ASan
+    # fuzzers). ONNX's conformance models run once in the plain leg; here every
     # 20th (ORTDLPACK_CONFORMANCE_SAMPLE).
     # libstdc++ is preloaded too: python itself does not link it, and ASan's __cxa_throw interceptor must find the
     # real one when the runtime starts ("CHECK failed: ... real___cxa_throw != 0" at the first C++ throw otherwise).
@@ -105,7 +107,8 @@ if [[ $python == 1 ]]; then
       ASAN_OPTIONS="detect_leaks=0:abort_on_error=1:fast_unwind_on_malloc=1:detect_odr_violation=0" \
       "$py" -m pytest -q -p no:cacheprovider tests/python \
         --ignore=tests/python/test_examples.py --ignore=tests/python/test_serve.py \
-        --ignore=tests/python/test_apps.py -k 'not do_not_grow_rss' -m 'not inductor'
+        --ignore=tests/python/test_apps.py --ignore=tests/python/test_benches.py \
+        --ignore=tests/python/test_fuzz_script.py -k 'not do_not_grow_rss' -m 'not inductor'
     echo "== ASan/UBSan Python: passed in $((SECONDS - start))s"
   else
     echo "== ASan/UBSan Python: skipped: the extension did not build with ORTDLPACK_SANITIZE=ON"

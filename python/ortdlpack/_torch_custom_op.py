@@ -1,11 +1,11 @@
 """The torch side of ortdlpack.torch_module (_torch_op.py), imported on its first call: torch is imported here.
 
-The module calls one custom operator, ``ortdlpack::run(int session, Tensor[] inputs) -> Tensor[]``
-(torch.library.custom_op): the session is an id of the registry compiled code names sessions by. Its fake
-implementation derives the outputs' shapes and dtypes from the model (ShapeRules in the core): a size the inputs give
-stays that input's (symbolic) size, a size only the run tells is an unbacked symbol. Its implementation allocates the
-outputs with torch and ORT writes into them (ortdlpack's destinations); an output whose size only the run tells is
-ORT's, handed to torch through DLPack. No copy either way. ONNX Runtime computes no gradients: backward raises."""
+The module calls a custom operator, ``ortdlpack::run(int session, Tensor[] inputs) -> Tensor[]``
+(torch.library.custom_op; ``ortdlpack::run_tracked`` where an input requires grad): the session is an id of the
+registry compiled code names sessions by. Its fake implementation derives the outputs' shapes and dtypes from the
+model (ShapeRules in the core): a size the inputs give stays that input's (symbolic) size, a size only the run tells
+is an unbacked symbol. Its implementation runs the session on the inputs where they are and hands ORT's outputs to
+torch through its C exchange API: no copy either way. ONNX Runtime computes no gradients: backward raises."""
 
 from __future__ import annotations
 
@@ -38,23 +38,23 @@ def _derive(session: int, inputs: list[torch.Tensor], symbolic: bool):
     return outputs
 
 
-@torch.library.custom_op("ortdlpack::run", mutates_args=())
-def run(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Runs registered session `session` on `inputs` (the model's inputs, in order); returns its outputs."""
+def _run(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    """Runs registered session `session` on `inputs` (the model's inputs, in order); returns its outputs: ORT's,
+    allocated on the inputs' device (torch's memory: a plugin EP's device memory, which torch cannot hold, is copied
+    there by ORT) and handed to torch through its C exchange API (no copy; on CUDA ordered for torch's current
+    stream)."""
     compiled = lookup(session)
-    device = inputs[0].device if inputs else torch.device("cpu")
-    results: list = []
-    destinations = {}
-    for name, shape, dtype in zip(compiled.output_names, _derive(session, inputs, False), compiled.torch_dtypes):
-        known = None not in shape
-        results.append(torch.empty(shape, dtype=dtype, device=device) if known else None)
-        if known:
-            destinations[name] = results[-1]
-    produced = compiled.session.run(dict(zip(compiled.input_names, inputs)), outputs=destinations)
-    return [r if r is not None else torch.from_dlpack(p) for r, p in zip(results, produced)]
+    device = str(inputs[0].device) if inputs else "cpu"
+    return compiled.session.run(dict(zip(compiled.input_names, inputs)), output_type="torch", device=device)
 
 
-@run.register_fake
+# Two operators, one implementation: `run`, for calls no gradient can flow through (no autograd kernel: torch's
+# dispatch of an operator with one costs about twice as much), and `run_tracked`, for calls where an input requires
+# grad, whose autograd kernel makes backward raise ONNX Runtime's reason (no_gradient below).
+run = torch.library.custom_op("ortdlpack::run", _run, mutates_args=())
+run_tracked = torch.library.custom_op("ortdlpack::run_tracked", _run, mutates_args=())
+
+
 def _run_fake(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
     compiled = lookup(session)
     device = inputs[0].device if inputs else torch.device("cpu")
@@ -70,6 +70,10 @@ def _run_fake(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
                 dims.append(inputs[d[0]].shape[d[1]])
         results.append(torch.empty(dims, dtype=dtype, device=device))
     return results
+
+
+run.register_fake(_run_fake)
+run_tracked.register_fake(_run_fake)
 
 
 @torch.library.custom_op("ortdlpack::no_gradient", mutates_args=())
@@ -98,7 +102,7 @@ def _backward(ctx, grads):
     return None, no_gradient(ctx.session, [g for g in grads if g is not None], list(ctx.saved_tensors))
 
 
-run.register_autograd(_backward, setup_context=_setup_context)
+run_tracked.register_autograd(_backward, setup_context=_setup_context)
 
 
 class OnnxModule(torch.nn.Module):
@@ -119,5 +123,7 @@ class OnnxModule(torch.nn.Module):
 
     def forward(self, *args, **kwargs):
         inputs = [x.contiguous() for x in self._compiled.order(args, kwargs)]
-        outputs = torch.ops.ortdlpack.run(self._session_id, inputs)
+        tracked = torch.is_grad_enabled() and any(x.requires_grad for x in inputs)  # (compilers guard on it)
+        op = torch.ops.ortdlpack.run_tracked if tracked else torch.ops.ortdlpack.run
+        outputs = op(self._session_id, inputs)
         return outputs[0] if self._single else tuple(outputs)

@@ -8,8 +8,10 @@ import ctypes
 import dataclasses
 import gc
 import importlib.metadata
+import importlib.util
 import os
 import re
+import subprocess
 import sys
 from collections.abc import Callable
 
@@ -393,7 +395,8 @@ def assert_runs_do_not_grow_rss(run_once, runs: int = 10_000, warmup: int = 1_00
 
 # --- models for the session tests (scripts/make_models.py), built once per test session -------------------------
 
-sys.path.insert(0, os.path.join(os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__)))), "scripts"))
+ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
+sys.path.insert(0, os.path.join(ROOT, "scripts"))
 
 
 @pytest.fixture(scope="session")
@@ -419,6 +422,26 @@ def tiny_input() -> np.ndarray:
 def data_ptr(t) -> int:
     """Host data pointer of any DLPack producer, as numpy sees it."""
     return np.from_dlpack(t).ctypes.data
+
+
+# --- the repository's scripts (examples, benchmarks), run as a user runs them ----------------------------------
+
+
+def run_script(path: str, *args: str, timeout: float = 240) -> str:
+    """Runs the script at `path` (from the repository's root) with this interpreter in a subprocess, with the
+    ortdlpack under test; returns its stdout. A non-zero exit fails the test, with both outputs."""
+    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
+    proc = subprocess.run([sys.executable, os.path.join(ROOT, path), *args], capture_output=True, text=True,
+                          timeout=timeout, env=env, cwd=ROOT)
+    assert proc.returncode == 0, f"{path} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
+    return proc.stdout
+
+
+def needs(*modules: str) -> None:
+    """Skips the test when one of `modules` is not installed."""
+    for module in modules:
+        if importlib.util.find_spec(module) is None:
+            pytest.skip(f"{module} is not installed")
 
 
 # --- every plugin EP device the tests can have: the virtual device and the real WebGPU EP -----------------------
@@ -528,10 +551,18 @@ def _uses_webgpu(item) -> bool:
             or "webgpu" in getattr(item, "fixturenames", ()) or item.module.__name__ == "test_webgpu")
 
 
+def _uses_tensorflow(item) -> bool:
+    return "tensorflow" in item.nodeid
+
+
 def pytest_collection_modifyitems(config, items):
-    """The tests on the WebGPU EP run first, before any test imports tensorflow (see webgpu_or_reason); the order is
-    otherwise kept."""
-    items[:] = [i for i in items if _uses_webgpu(i)] + [i for i in items if not _uses_webgpu(i)]
+    """The tests on the WebGPU EP run first, before any test imports tensorflow (see webgpu_or_reason), and the tests
+    that import tensorflow run last: its LLVM, loaded first, makes the LLVM inside torch's triton abort the process
+    when it loads ("CommandLine Error: Option ... registered more than once"), which torch_module's first call does
+    (torch's custom-op dispatch imports torch._dynamo, which imports triton). The order is otherwise kept."""
+    first = [i for i in items if _uses_webgpu(i)]
+    last = [i for i in items if not _uses_webgpu(i) and _uses_tensorflow(i)]
+    items[:] = first + [i for i in items if not _uses_webgpu(i) and not _uses_tensorflow(i)] + last
 
 
 @pytest.fixture(scope="session")

@@ -3,28 +3,12 @@ results (same answers as onnxruntime alone, same pointers) and exits non-zero ot
 
 from __future__ import annotations
 
-import importlib.util
-import os
-import subprocess
-import sys
-
 import pytest
-
-ROOT = os.path.dirname(os.path.dirname(os.path.dirname(os.path.abspath(__file__))))
-EXAMPLES = os.path.join(ROOT, "examples")
+from conftest import needs, run_script
 
 
-def run_example(name: str, *args: str, timeout: float = 240) -> str:
-    env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))  # the ortdlpack under test
-    proc = subprocess.run([sys.executable, os.path.join(EXAMPLES, name), *args], capture_output=True, text=True,
-                          timeout=timeout, env=env, cwd=ROOT)
-    assert proc.returncode == 0, f"{name} failed ({proc.returncode}):\n{proc.stdout}\n{proc.stderr}"
-    return proc.stdout
-
-
-def needs(module: str) -> None:
-    if importlib.util.find_spec(module) is None:
-        pytest.skip(f"{module} is not installed")
+def run_example(name: str, *args: str) -> str:
+    return run_script(f"examples/{name}", *args)
 
 
 def test_numpy_pipeline():

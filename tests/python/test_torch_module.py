@@ -61,23 +61,23 @@ def test_torch_module_checks_inputs_against_the_model(mlp):
 
 
 class RecordingSession(ortdlpack.Session):
-    """The real session, recording the feeds and destinations the custom op hands it."""
+    """The real session, recording the feeds the custom op hands it and the outputs ORT allocated, as Tensors."""
 
     def run(self, feeds, output_names=None, **kwargs):
-        self.feeds, self.destinations = dict(feeds), dict(kwargs.get("outputs") or {})
-        return super().run(feeds, output_names, **kwargs)
+        self.feeds = dict(feeds)
+        self.outputs = super().run(feeds, output_names, **{**kwargs, "output_type": "ortdlpack"})
+        return [t.as_framework(kwargs.get("output_type") or "ortdlpack") for t in self.outputs]
 
 
 def test_torch_feeds_and_outputs_are_the_callers_memory(models):
-    """Zero-copy, by data pointers: the session reads the caller's tensors where they are, and ORT writes the
-    outputs into the tensors torch allocated, which the op returns (Session.run's destinations: same memory)."""
+    """Zero-copy, by data pointers: the session reads the caller's tensors where they are, and the op returns ORT's
+    outputs as torch tensors over the same memory."""
     session = RecordingSession(models["mlp"])
     module = ortdlpack.torch_module(session)
     x, b = torch.randn(3, 4), torch.randn(4)
     y, s = module(x, b)
     assert session.feeds["x"].data_ptr() == x.data_ptr() and session.feeds["b"].data_ptr() == b.data_ptr()
-    assert session.destinations["y"].data_ptr() == y.data_ptr()
-    assert session.destinations["s"].data_ptr() == s.data_ptr()
+    assert session.outputs[0].data_ptr == y.data_ptr() and session.outputs[1].data_ptr == s.data_ptr()
     torch.testing.assert_close(s, x + b)
 
 
