@@ -99,6 +99,12 @@ void bind_device(nb::module_& m);
 CopyMode to_copy_mode(nb::handle copy);
 // The CopyRunner (placement.h) of every core call that may copy: the copy runs with the GIL released.
 void run_without_gil(const std::function<void()>& copy);
+// order_for_consumer (stream.h) as the binding calls it: with the GIL released when `t` is in device memory (the
+// order may wait on the host); host memory only checks `consumer`.
+void order_for_consumer_without_gil(const Tensor& t, std::optional<int64_t> consumer);
+// Imports a DLPack tensor handed to the binding (from a C exchange API or an export of its own), placed at `target`:
+// the Tensor owns it, or, if the import fails, its deleter has run (the one free-on-failure rule of the binding).
+Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& target);
 // A new Python ortdlpack.Tensor owning `t`.
 nb::object wrap(Tensor t);
 // Tensor.__dlpack__ and ortdlpack.from_dlpack.
@@ -140,9 +146,18 @@ PyObject* class_attribute(PyTypeObject* type, PyObject* name);
 // The name of the module that defines `type` ("" when it says none), and whether it is package `top` or in it.
 std::string module_of(PyTypeObject* type);
 bool in_package(const std::string& module, const char* top);
+// The framework whose package defines `type` (subclasses such as torch.nn.Parameter included), told by its module
+// without importing any framework; kOther for anything else.
+enum class Framework { kOther, kTorch, kNumpy, kOnnxruntime, kCupy, kJax, kTensorflow };
+Framework framework_of_type(PyTypeObject* type);
 // Whether `type`'s arrays are immutable by contract though their capsules carry no READ_ONLY flag: JAX arrays and
-// TensorFlow tensors (ImportOptions::read_only), told by the module that defines the type, without importing either.
+// TensorFlow tensors (ImportOptions::read_only).
 bool immutable_producer(PyTypeObject* type);
+// `module`.`name` (a type, a function), imported on first use and kept for the process's life (modules are not
+// unloaded): the one way the binding caches what it calls or checks of another package. Borrowed.
+PyObject* module_attribute(const char* module, const char* name);
+// The same for a type: `static PyTypeObject* const t = module_type("onnxruntime", "RunOptions");`.
+PyTypeObject* module_type(const char* module, const char* name);
 
 // exchange_api.cc ------------------------------------------------------------------------------------------------
 // The DLPackExchangeAPI of `type` (its __dlpack_c_exchange_api__ class attribute), or NULL. Keeps no reference.
@@ -203,10 +218,14 @@ nb::object to_framework(const Tensor& t, OutputType type);
 nb::object to_frameworks(const std::vector<Tensor>& tensors, OutputType type);
 
 // onnxruntime_options.cc -----------------------------------------------------------------------------------------
-// The ORT struct behind an onnxruntime.SessionOptions / onnxruntime.RunOptions (borrowed: valid while the Python
-// object lives), or NULL when the installed onnxruntime does not hand it out.
-const OrtSessionOptions* onnxruntime_session_options(nb::handle options);
-const OrtRunOptions* onnxruntime_run_options(nb::handle options);
+// TypeError "`what` must be an onnxruntime.`type` or None, not ..." unless `x` is one (`type`: "SessionOptions",
+// "RunOptions").
+void check_onnxruntime_options_type(nb::handle x, const char* type, const char* what);
+// The ORT struct behind an onnxruntime.SessionOptions (type checked by the caller) / onnxruntime.RunOptions (type
+// checked here), borrowed: valid while the Python object lives. ValueError naming `what` when the installed
+// onnxruntime does not hand it out (pybind11's conduit); `hint` ends that message.
+const OrtSessionOptions* onnxruntime_session_options(nb::handle options, const char* what, const char* hint);
+const OrtRunOptions* onnxruntime_run_options(nb::handle options, const char* what);
 
 // session.cc -----------------------------------------------------------------------------------------------------
 // ortdlpack.Session: an OrtSession made with the C API on env() and run by ortdlpack::Session.

@@ -33,10 +33,7 @@ Device from_name(const std::string& name) {
 }
 
 PyTypeObject* ep_device_type() {
-  static PyTypeObject* type = [] {
-    nb::object t = nb::module_::import_("onnxruntime").attr("OrtEpDevice");
-    return reinterpret_cast<PyTypeObject*>(t.release().ptr());  // process lifetime
-  }();
+  static PyTypeObject* const type = module_type("onnxruntime", "OrtEpDevice");
   return type;
 }
 

@@ -143,7 +143,7 @@ nb::object run_results(const Request& r, nb::handle input_feed, nb::object produ
     if (r.type == OutputType::kTorch) {
       // torch's own C function for a numpy array: cheaper than an import and an export through the exchange API. It
       // refuses numpy's ulonglong (onnxruntime's uint64 outputs), which DLPack carries.
-      static PyObject* const from_numpy = nb::object(nb::module_::import_("torch").attr("from_numpy")).release().ptr();
+      static PyObject* const from_numpy = module_attribute("torch", "from_numpy");
       t = nb::steal(PyObject_CallOneArg(from_numpy, array.ptr()));
       if (!t.is_valid()) {
         if (!PyErr_ExceptionMatches(PyExc_TypeError)) throw nb::python_error();
@@ -278,9 +278,8 @@ PyObject* planners() {
   return dict;
 }
 
-PyObject* inference_session_type() {
-  static PyObject* const type =
-      nb::object(nb::module_::import_("onnxruntime").attr("InferenceSession")).release().ptr();
+PyTypeObject* inference_session_type() {
+  static PyTypeObject* const type = module_type("onnxruntime", "InferenceSession");
   return type;
 }
 
@@ -296,7 +295,7 @@ nb::object planner_of(nb::handle session) {
   } else if (PyErr_Occurred()) {
     throw nb::python_error();
   }
-  if (!PyObject_TypeCheck(session.ptr(), reinterpret_cast<PyTypeObject*>(inference_session_type()))) {
+  if (!PyObject_TypeCheck(session.ptr(), inference_session_type())) {
     throw nb::type_error(
         (std::string("ortdlpack.run: session must be an onnxruntime.InferenceSession, not ") + type_name(session.ptr()))
             .c_str());
@@ -316,12 +315,7 @@ nb::object planner_of(nb::handle session) {
 
 void check_run_options(nb::handle run_options) {
   if (run_options.is_none()) return;
-  static PyObject* const type = nb::object(nb::module_::import_("onnxruntime").attr("RunOptions")).release().ptr();
-  if (!PyObject_TypeCheck(run_options.ptr(), reinterpret_cast<PyTypeObject*>(type))) {
-    throw nb::type_error(
-        (std::string("run_options must be an onnxruntime.RunOptions or None, not ") + type_name(run_options.ptr()))
-            .c_str());
-  }
+  check_onnxruntime_options_type(run_options, "RunOptions", "run_options");
 }
 
 // One run's arguments, as ortdlpack.run and InferenceSession.run take them.
@@ -393,7 +387,7 @@ nb::object session_output_type(nb::handle session) {
 nb::object inference_session_run(nb::handle session, nb::handle output_names, nb::handle input_feed,
                                  nb::handle run_options, nb::handle outputs, nb::handle device,
                                  nb::handle output_type) {
-  if (!PyObject_TypeCheck(session.ptr(), reinterpret_cast<PyTypeObject*>(inference_session_type()))) {
+  if (!PyObject_TypeCheck(session.ptr(), inference_session_type())) {
     throw nb::type_error("InferenceSession.run: self must be an onnxruntime.InferenceSession");
   }
   const nb::object type = output_type.is_none() ? session_output_type(session) : nb::borrow(output_type);

@@ -100,25 +100,14 @@ std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_opt
 // The OrtSessionOptions behind an onnxruntime.SessionOptions, for the core to copy (SessionConfig::base).
 const OrtSessionOptions* to_base(nb::handle sess_options) {
   if (sess_options.is_none()) return nullptr;
-  const nb::object type = nb::module_::import_("onnxruntime").attr("SessionOptions");
-  if (!PyObject_TypeCheck(sess_options.ptr(), reinterpret_cast<PyTypeObject*>(type.ptr()))) {
-    throw nb::type_error((std::string("sess_options must be an onnxruntime.SessionOptions or None, not ") +
-                          type_name(sess_options.ptr()))
-                             .c_str());
-  }
+  check_onnxruntime_options_type(sess_options, "SessionOptions", "sess_options");
   if (nb::cast<bool>(sess_options.attr("has_providers")())) {
     // ORT cannot list them: the session's providers, and the memory it may write outputs to, would be unknown.
     throw nb::value_error(
         "sess_options has execution providers added to it (add_provider, add_provider_for_devices): "
         "pass them as providers= instead");
   }
-  const OrtSessionOptions* base = onnxruntime_session_options(sess_options);
-  if (base == nullptr) {
-    throw nb::value_error(
-        "sess_options: this onnxruntime does not hand out the ORT options behind its "
-        "SessionOptions (pybind11's conduit): pass the settings as ortdlpack.Session keywords");
-  }
-  return base;
+  return onnxruntime_session_options(sess_options, "sess_options", ": pass the settings as ortdlpack.Session keywords");
 }
 
 // The Python object behind ortdlpack.Session: the core Session and what its Python arguments keep alive.
@@ -188,19 +177,7 @@ nb::object name_tuple(const std::vector<IoInfo>& ios) {
 
 // The OrtRunOptions behind an onnxruntime.RunOptions (tags, log levels, terminate, config entries: all of it).
 const OrtRunOptions* to_run_options(nb::handle run_options) {
-  const nb::object type = nb::module_::import_("onnxruntime").attr("RunOptions");
-  if (!PyObject_TypeCheck(run_options.ptr(), reinterpret_cast<PyTypeObject*>(type.ptr()))) {
-    throw nb::type_error(
-        (std::string("run_options must be an onnxruntime.RunOptions or None, not ") + type_name(run_options.ptr()))
-            .c_str());
-  }
-  const OrtRunOptions* options = onnxruntime_run_options(run_options);
-  if (options == nullptr) {
-    throw nb::value_error(
-        "run_options: this onnxruntime does not hand out the ORT options behind its RunOptions "
-        "(pybind11's conduit)");
-  }
-  return options;
+  return onnxruntime_run_options(run_options, "run_options");
 }
 
 // onnxruntime's NodeArg, as get_inputs() / get_outputs() return them: name, type ("tensor(float)"), shape (ints,
