@@ -9,9 +9,10 @@
 #include <cstddef>
 #include <cstdint>
 
-#include "ortdlpack/import.h"  // kMaxNdim
-
 namespace ortdlpack {
+
+// The largest ndim accepted from outside (numpy's limit).
+inline constexpr int32_t kMaxNdim = 64;
 
 // What validation learned about a DLPack tensor.
 struct Layout {

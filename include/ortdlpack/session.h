@@ -75,42 +75,48 @@ class Binding;
 // once, as OrtSession::Run may.
 class Session {
  public:
-  // Borrows `session` (it must outlive the Session and its Bindings). `ep_devices`: the EP devices the session was
-  // created with (SessionOptionsAppendExecutionProvider_V2), whose memory it can write outputs to; ORT's C API cannot
-  // tell them from a session.
+  /// \brief Borrows `session` (it must outlive the Session and its Bindings). `ep_devices`: the EP devices the session
+  /// was created with (SessionOptionsAppendExecutionProvider_V2), whose memory it can write outputs to; ORT's C API
+  /// cannot tell them from a session.
   explicit Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
-  // Creates and owns a session on env() from a model file or from the model's bytes (copied by ORT; `data` need not
-  // outlive the call). Error(kInvalidArgument) for a config SessionConfig refuses (a value out of range, a setting
-  // ORT's C API cannot make, ep_options without an ep, an empty or repeated provider, an unknown device_id);
-  // Error(kUnsupported) naming what to install for an EP neither the env nor an installed library has; ORT's own
-  // errors (a missing file, an invalid model) as they are.
+  /// \brief Creates and owns a session on env() from a model file or from the model's bytes (copied by ORT; `data` need
+  /// not outlive the call). Error(kInvalidArgument) for a config SessionConfig refuses (a value out of range, a setting
+  /// ORT's C API cannot make, ep_options without an ep, an empty or repeated provider, an unknown device_id);
+  /// Error(kUnsupported) naming what to install for an EP neither the env nor an installed library has; ORT's own
+  /// errors (a missing file, an invalid model) as they are.
   Session(const std::string& model_path, const SessionConfig& config);
+  /// \brief As above, from the model's bytes.
   Session(const void* model_data, size_t model_size, const SessionConfig& config);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  /// \brief The OrtSession (borrowed: valid while this Session lives).
   OrtSession* ort_session() const noexcept;
+  /// \brief The model's inputs, as read from ORT once (session_io.h).
   const std::vector<IoInfo>& inputs() const noexcept;
+  /// \brief The model's outputs, as read from ORT once (session_io.h).
   const std::vector<IoInfo>& outputs() const noexcept;
-  // The EPs the session was created with, in ORT's names and priority order, "CPUExecutionProvider" last (as
-  // onnxruntime's get_providers() lists them). A borrowed OrtSession: the EPs of `ep_devices`, then the CPU EP.
+  /// \brief The EPs the session was created with, in ORT's names and priority order, "CPUExecutionProvider" last (as
+  /// onnxruntime's get_providers() lists them). A borrowed OrtSession: the EPs of `ep_devices`, then the CPU EP.
   const std::vector<std::string>& providers() const noexcept;
-  // The model's metadata, read from ORT (SessionGetModelMetadata) on each call.
+  /// \brief The model's metadata, read from ORT (SessionGetModelMetadata) on each call.
   ModelMetadata metadata() const;
-  // Profiling (SessionConfig::enable_profiling): ends it and returns the profile's file name (SessionEndProfiling;
-  // "" when profiling was not enabled), and when it started (ns since the epoch; 0 when not enabled).
+  /// \brief Profiling (SessionConfig::enable_profiling): ends it and returns the profile's file name
+  /// (SessionEndProfiling;
+  /// "" when profiling was not enabled), and when it started (ns since the epoch; 0 when not enabled).
   std::string end_profiling();
+  /// \brief When profiling started (ns since the epoch; 0 when not enabled).
   uint64_t profiling_start_ns() const;
 
-  // Runs the session on `feeds` (every required model input exactly once, optional inputs and overridable
-  // initializers when given) and returns the outputs named in `output_names` (empty: every model output, in model
-  // order) in that order.
+  /// \brief Runs the session on `feeds` (every required model input exactly once, optional inputs and overridable
+  /// initializers when given) and returns the outputs named in `output_names` (empty: every model output, in model
+  /// order) in that order.
   std::vector<Tensor> run(const Feeds& feeds, const std::vector<std::string>& output_names = {},
                           const RunOptions& options = {});
 
-  // Plans and binds a run once, for many runs (Binding): the same checks and errors as run(), made here.
-  // RunOptions::run_options, when set, must outlive the Binding.
+  /// \brief Plans and binds a run once, for many runs (Binding): the same checks and errors as run(), made here.
+  /// RunOptions::run_options, when set, must outlive the Binding.
   Binding bind(const Feeds& feeds, const std::vector<std::string>& output_names = {}, const RunOptions& options = {});
 
  private:
@@ -128,18 +134,20 @@ class Session {
 // serialised; a Binding keeps its Session and its feeds alive; Bindings of one Session run independently.
 class Binding {
  public:
-  Binding();  // empty: run() throws Error(kInvalidArgument)
+  /// \brief An empty Binding: run() throws Error(kInvalidArgument).
+  Binding();
   ~Binding();
+  /// \brief Moves the binding; `other` is left empty.
   Binding(Binding&&) noexcept;
   Binding& operator=(Binding&&) noexcept;
 
-  // Runs the session and returns the outputs in the order bind() was given (the same Tensors every time: a result
-  // a caller wants to keep past the next run must be copied). `run_options`: for this run (tags, terminate,
-  // gpu_graph_id, ...) instead of bind()'s RunOptions::run_options; NULL: bind()'s.
+  /// \brief Runs the session and returns the outputs in the order bind() was given (the same Tensors every time: a
+  /// result a caller wants to keep past the next run must be copied). `run_options`: for this run (tags, terminate,
+  /// gpu_graph_id, ...) instead of bind()'s RunOptions::run_options; NULL: bind()'s.
   const std::vector<Tensor>& run(const OrtRunOptions* run_options = nullptr);
-  // The outputs: empty until the first run has succeeded.
+  /// \brief The outputs: empty until the first run has succeeded.
   const std::vector<Tensor>& outputs() const noexcept;
-  // The names of the outputs, in order.
+  /// \brief The names of the outputs, in order.
   const std::vector<std::string>& output_names() const noexcept;
 
  private:

@@ -12,6 +12,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "common.h"
+#include "dtype_names.h"
 
 namespace ortdlpack::py {
 namespace {

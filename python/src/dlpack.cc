@@ -6,6 +6,7 @@
 #include <string>
 
 #include "common.h"
+#include "dlpack_layout.h"
 
 namespace ortdlpack::py {
 namespace {

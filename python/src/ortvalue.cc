@@ -10,6 +10,7 @@
 #include <nanobind/stl/vector.h>
 
 #include "common.h"
+#include "ort.h"
 
 namespace ortdlpack::py {
 namespace {

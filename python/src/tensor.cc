@@ -10,6 +10,8 @@
 #include <numpy/arrayobject.h>
 
 #include "common.h"
+#include "dlpack_layout.h"
+#include "dtype_names.h"
 
 namespace ortdlpack::py {
 namespace {

@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "onnxruntime_sessions.h"
+#include "placement_rules.h"
 #include "run_plan.h"
 #include "support.h"
 #include "virtual_device_env.h"
