@@ -5,7 +5,7 @@
 #include <optional>
 #include <string>
 
-#include "common.h"
+#include "binding.h"
 #include "dlpack_layout.h"
 
 namespace ortdlpack::py {

@@ -4,7 +4,7 @@
 // - consumer: exchange_api_of(type), the table of another framework's type (torch.Tensor).
 #include <vector>
 
-#include "common.h"
+#include "binding.h"
 
 namespace ortdlpack::py {
 namespace {

@@ -17,7 +17,7 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include "common.h"
+#include "binding.h"
 #include "device_names.h"
 #include "ep_packages.h"
 

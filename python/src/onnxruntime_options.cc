@@ -15,7 +15,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "common.h"
+#include "binding.h"
 
 namespace ortdlpack::py {
 namespace {

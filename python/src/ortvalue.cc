@@ -9,7 +9,7 @@
 
 #include <nanobind/stl/vector.h>
 
-#include "common.h"
+#include "binding.h"
 #include "ort.h"
 
 namespace ortdlpack::py {

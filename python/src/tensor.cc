@@ -9,7 +9,7 @@
 #include <nanobind/stl/string.h>
 #include <numpy/arrayobject.h>
 
-#include "common.h"
+#include "binding.h"
 #include "dlpack_layout.h"
 #include "dtype_names.h"
 

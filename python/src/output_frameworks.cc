@@ -10,7 +10,7 @@
 
 #include <nanobind/stl/string.h>
 
-#include "common.h"
+#include "binding.h"
 
 namespace ortdlpack::py {
 namespace {
