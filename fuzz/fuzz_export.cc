@@ -25,6 +25,7 @@
 
 #include "canary.h"
 #include "ortdlpack/ortdlpack.h"
+#include "placement_rules.h"
 #include "virtual_device_env.h"
 
 namespace {

@@ -23,7 +23,9 @@
 #include <vector>
 
 #include "canary.h"
+#include "dlpack_layout.h"
 #include "ortdlpack/ortdlpack.h"
+#include "placement_rules.h"
 
 namespace {
 

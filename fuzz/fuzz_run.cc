@@ -31,6 +31,7 @@
 #include "canary.h"
 #include "model_builder.h"
 #include "ortdlpack/ortdlpack.h"
+#include "placement_rules.h"
 #include "virtual_device_env.h"
 
 namespace {

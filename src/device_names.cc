@@ -1,5 +1,5 @@
-// How devices and memory are named: DLPack device types (messages and bindings), ORT device and memory types, and
-// the names onnxruntime's Python API gives them. Every name table once.
+// How devices and memory are named: DLPack device types (messages and bindings), ORT device and memory types. Every
+// name table once.
 #include <cctype>
 #include <climits>
 #include <cstdio>
@@ -9,41 +9,39 @@
 #include <utility>
 #include <vector>
 
+#include "device_names.h"
 #include "ep_library.h"
 #include "ort.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/ep.h"
 #include "ortdlpack/error.h"
-#include "python_adapters.h"
 
 namespace ortdlpack {
 namespace {
 
-// DLPack device types: the enum's name (messages), the name bindings use, and the device name onnxruntime's Python
-// API gives such memory.
+// DLPack device types: the enum's name (messages) and the name bindings use.
 struct DlName {
   DLDeviceType type;
   const char* enum_name;
   const char* name;
-  const char* onnxruntime;
 };
 constexpr DlName kDlNames[] = {
-    {kDLCPU, "kDLCPU", "cpu", "cpu"},
-    {kDLCUDA, "kDLCUDA", "cuda", "cuda"},
-    {kDLCUDAHost, "kDLCUDAHost", "cuda_host", "cpu"},
-    {kDLOpenCL, "kDLOpenCL", "opencl", nullptr},
-    {kDLVulkan, "kDLVulkan", "vulkan", nullptr},
-    {kDLMetal, "kDLMetal", "metal", nullptr},
-    {kDLVPI, "kDLVPI", "vpi", nullptr},
-    {kDLROCM, "kDLROCM", "rocm", "cuda"},
-    {kDLROCMHost, "kDLROCMHost", "rocm_host", "cpu"},
-    {kDLExtDev, "kDLExtDev", "ext_dev", nullptr},
-    {kDLCUDAManaged, "kDLCUDAManaged", "cuda_managed", nullptr},
-    {kDLOneAPI, "kDLOneAPI", "oneapi", nullptr},
-    {kDLWebGPU, "kDLWebGPU", "webgpu", nullptr},
-    {kDLHexagon, "kDLHexagon", "hexagon", nullptr},
-    {kDLMAIA, "kDLMAIA", "maia", nullptr},
-    {kDLTrn, "kDLTrn", "trn", nullptr},
+    {kDLCPU, "kDLCPU", "cpu"},
+    {kDLCUDA, "kDLCUDA", "cuda"},
+    {kDLCUDAHost, "kDLCUDAHost", "cuda_host"},
+    {kDLOpenCL, "kDLOpenCL", "opencl"},
+    {kDLVulkan, "kDLVulkan", "vulkan"},
+    {kDLMetal, "kDLMetal", "metal"},
+    {kDLVPI, "kDLVPI", "vpi"},
+    {kDLROCM, "kDLROCM", "rocm"},
+    {kDLROCMHost, "kDLROCMHost", "rocm_host"},
+    {kDLExtDev, "kDLExtDev", "ext_dev"},
+    {kDLCUDAManaged, "kDLCUDAManaged", "cuda_managed"},
+    {kDLOneAPI, "kDLOneAPI", "oneapi"},
+    {kDLWebGPU, "kDLWebGPU", "webgpu"},
+    {kDLHexagon, "kDLHexagon", "hexagon"},
+    {kDLMAIA, "kDLMAIA", "maia"},
+    {kDLTrn, "kDLTrn", "trn"},
 };
 
 const DlName* dl_row(DLDeviceType t) {
@@ -184,13 +182,6 @@ std::string describe_device(DLDevice device) {
          ":" + std::to_string(device.device_id);
 }
 
-namespace python {
-
-const char* onnxruntime_device_name(DLDeviceType type) {
-  const DlName* row = dl_row(type);
-  return row ? row->onnxruntime : nullptr;
-}
-
 OrtMemoryInfoDeviceType ort_device_type_from_name(const std::string& name) {
   return value_named(kOrtDeviceNames, name, "ORT device type");
 }
@@ -207,5 +198,4 @@ OrtDeviceMemoryType memory_type_from_value(long long value) {
   return value_numbered(kMemoryTypeNames, value, "memory type");
 }
 
-}  // namespace python
 }  // namespace ortdlpack

@@ -1,5 +1,7 @@
 #include "ortdlpack/dtype.h"
 
+#include "dtype_names.h"
+
 #include <cstring>
 #include <string>
 

@@ -6,7 +6,6 @@
 #include <sys/stat.h>
 
 #include <algorithm>
-#include <cctype>
 #include <cstdlib>
 #include <mutex>
 #include <optional>
@@ -14,13 +13,13 @@
 #include <tuple>
 #include <vector>
 
+#include "ep_packages.h"
 #include "ep_table.h"
 #include "ort.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/ep.h"
 #include "ortdlpack/error.h"
-#include "python_adapters.h"
 
 namespace ortdlpack {
 namespace {
@@ -42,7 +41,6 @@ struct State {
   std::vector<std::pair<const EpRow*, std::string>> failures;
   // Memory that an EP of the env serves (ensure_ep_for's answer, kept): device type, vendor, memory type, name.
   std::vector<std::tuple<OrtMemoryInfoDeviceType, uint32_t, OrtDeviceMemoryType, std::string>> served;
-  python::EpPackageFinder finder = nullptr;
 };
 State& state() {
   static auto* s = new State();  // process lifetime: lookups may run during exit
@@ -93,13 +91,6 @@ std::string table_names() {
   std::string s;
   for (const EpRow& ep : detail::ep_table()) s += (s.empty() ? "'" : ", '") + std::string(ep.aliases[0]) + "'";
   return s;
-}
-
-// The distribution an EP package of short name `name` would have ("webgpu" -> "onnxruntime-ep-webgpu").
-std::string package_for(const std::string& name) {
-  std::string d = "onnxruntime-ep-";
-  for (char c : name) d += c == '_' ? '-' : static_cast<char>(std::tolower(static_cast<unsigned char>(c)));
-  return d;
 }
 
 // Whether `path` lies inside `folder` (both absolute; `..` components refused outright).
@@ -178,39 +169,9 @@ std::string register_once(const Library& lib) {
   return lib.ep_name;
 }
 
-python::EpPackageFinder package_finder() {
-  std::lock_guard<std::mutex> lock(state().mutex);
-  return state().finder;
-}
-
-bool brings(const python::EpPackage& p, const std::string& ep_name) {
-  return std::find(p.ep_names.begin(), p.ep_names.end(), ep_name) != p.ep_names.end();
-}
-
-// The installed packages that may bring `ep` (a row: its own distributions, else any onnxruntime-ep-* package
-// declaring its EP) or, for a name no row has, any package named for it or declaring it. Asks the finder outside
-// every lock of ours.
-std::vector<python::EpPackage> packages_for(const EpRow* ep, const std::string& name) {
-  const python::EpPackageFinder finder = package_finder();
-  std::vector<python::EpPackage> found;
-  if (finder == nullptr) return found;
-  if (ep != nullptr) {
-    for (const char* d : ep->packages) {
-      if (d == nullptr) break;
-      for (python::EpPackage& p : finder(d)) found.push_back(std::move(p));
-    }
-    if (!found.empty()) return found;
-  }
-  const std::string wanted = ep != nullptr ? ep->ep_name : name;
-  for (python::EpPackage& p : finder("")) {
-    if (brings(p, wanted) || (ep == nullptr && p.distribution == package_for(name))) found.push_back(std::move(p));
-  }
-  return found;
-}
-
 // Registers the library of `ep` (a row) or of the package found for `name`, and returns the EP's name in ORT.
 std::string register_library(const EpRow* ep, const std::string& name) {
-  const std::vector<python::EpPackage> packages = packages_for(ep, name);
+  const std::vector<EpPackage> packages = packages_for(ep, name);
   const std::string dir = ep_library_dir();
   std::lock_guard<std::mutex> lock(state().mutex);
   std::string why;
@@ -242,7 +203,7 @@ std::string register_library(const EpRow* ep, const std::string& name) {
       return registered;
     }
   }
-  for (const python::EpPackage& p : packages) {
+  for (const EpPackage& p : packages) {
     if (!inside(p.library, p.folder) || !file_exists(p.library)) {
       why +=
           (why.empty() ? "" : "; ") + p.distribution + "'s library '" + p.library + "' is not a file of its own folder";
@@ -433,32 +394,4 @@ bool ships_with_ort(const std::string& name) {
 
 }  // namespace detail
 
-namespace python {
-
-void set_ep_package_finder(EpPackageFinder finder) {
-  std::lock_guard<std::mutex> lock(state().mutex);
-  state().finder = finder;
-}
-
-std::vector<EpPackage> installed_ep_packages() {
-  const EpPackageFinder finder = package_finder();
-  std::vector<EpPackage> found;
-  if (finder == nullptr) return found;
-  const auto add = [&found](std::vector<EpPackage> packages) {
-    for (EpPackage& p : packages) {
-      const bool listed = std::any_of(found.begin(), found.end(),
-                                      [&p](const EpPackage& q) { return q.distribution == p.distribution; });
-      if (!listed) found.push_back(std::move(p));
-    }
-  };
-  for (const EpRow& ep : detail::ep_table()) {
-    for (const char* d : ep.packages) {
-      if (d != nullptr) add(finder(d));
-    }
-  }
-  add(finder(""));
-  return found;
-}
-
-}  // namespace python
 }  // namespace ortdlpack

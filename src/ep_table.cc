@@ -3,8 +3,6 @@
 #include <cstring>
 #include <iterator>
 
-#include "ortdlpack/device.h"
-
 namespace ortdlpack::detail {
 namespace {
 

@@ -15,6 +15,13 @@
 
 namespace ortdlpack::detail {
 
+// PCI vendor ids ORT uses in OrtMemoryInfo (the table's vendor_id column).
+inline constexpr uint32_t kVendorNvidia = 0x10DE;
+inline constexpr uint32_t kVendorAmd = 0x1002;
+inline constexpr uint32_t kVendorIntel = 0x8086;
+inline constexpr uint32_t kVendorApple = 0x106B;
+inline constexpr uint32_t kVendorQualcomm = 0x5143;
+
 // How ortdlpack waits for a native stream of an EP's device: the two operations ORT's C API lacks (stream.h). An EP
 // library that exports the ortdlpack stream convention is used through it whatever its row says.
 enum class StreamBackend {

@@ -7,13 +7,13 @@
 #include <string>
 #include <vector>
 
+#include "dlpack_layout.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/placement.h"
 #include "ortdlpack/transfer.h"
-#include "python_adapters.h"
 #include "stream_order.h"
 #include "strided_copy.h"
 
@@ -21,121 +21,6 @@ namespace ortdlpack {
 namespace {
 
 [[noreturn]] void invalid(const std::string& message) { throw Error(ErrorKind::kInvalidArgument, "DLPack " + message); }
-
-// What validation learned about a DLPack tensor.
-struct Layout {
-  ONNXTensorElementDataType type;
-  size_t count;  // elements
-  size_t bytes;  // storage bytes of a compact copy
-  char* data;    // data + byte_offset; NULL only when count == 0
-  bool compact;  // row-major with no gaps (any stride on size-1 dims)
-  bool aligned;  // data aligned to the element's scalar size
-  bool padded;   // sub-byte elements one per byte (IS_SUBBYTE_TYPE_PADDED): ORT holds them only packed, as a copy
-};
-
-// The header fields: ndim, shape, device id, dtype and its flags.
-void validate_header(const DLTensor& t, uint64_t flags, const ImportOptions& options, Layout& l) {
-  if (t.ndim < 0 || t.ndim > kMaxNdim) {
-    invalid("ndim " + std::to_string(t.ndim) + " is out of range [0, " + std::to_string(kMaxNdim) + "]");
-  }
-  if (t.ndim > 0 && t.shape == nullptr) invalid("shape is NULL with ndim " + std::to_string(t.ndim));
-  if (t.device.device_id < 0) invalid("device_id " + std::to_string(t.device.device_id) + " is negative");
-  l.type = from_dlpack_dtype(t.dtype, options.uint8_as_bool);
-  l.padded = t.dtype.bits < 8 && (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0;
-}
-
-// Element count and byte size, which must fit ORT's int64 sizes. A zero dim makes the tensor empty whatever the
-// others.
-void validate_sizes(const DLTensor& t, Layout& l) {
-  bool empty = false;
-  for (int32_t i = 0; i < t.ndim; ++i) {
-    if (t.shape[i] < 0) invalid("shape[" + std::to_string(i) + "] = " + std::to_string(t.shape[i]) + " is negative");
-    empty = empty || t.shape[i] == 0;
-  }
-  constexpr uint64_t kMax = static_cast<uint64_t>(std::numeric_limits<int64_t>::max());
-  uint64_t count = empty ? 0 : 1;
-  for (int32_t i = 0; i < t.ndim && !empty; ++i) {
-    if (__builtin_mul_overflow(count, static_cast<uint64_t>(t.shape[i]), &count) || count > kMax) {
-      invalid("shape: the element count overflows int64");
-    }
-  }
-  uint64_t total_bits = 0;
-  if (__builtin_mul_overflow(count, static_cast<uint64_t>(t.dtype.bits), &total_bits) || (total_bits + 7) / 8 > kMax) {
-    invalid("shape: the byte size overflows int64");
-  }
-  l.count = static_cast<size_t>(count);
-  l.bytes = static_cast<size_t>((total_bits + 7) / 8);
-}
-
-// Row-major with no gaps (any stride on size-1 dims; NULL strides are row-major). The shape was validated.
-bool compact(const DLTensor& t) {
-  if (t.strides == nullptr) return true;
-  int64_t expected = 1;
-  for (int32_t i = t.ndim - 1; i >= 0; --i) {
-    if (t.shape[i] != 1 && t.strides[i] != expected) return false;
-    expected *= t.shape[i];  // cannot overflow: bounded by the element count
-  }
-  return true;
-}
-
-// For a strided tensor with elements at `address`: every addressed element lies in the address space. The buffer's
-// extent is unknown to a consumer; what can be checked is that the lowest and highest addressed offsets neither
-// overflow nor wrap around.
-void check_address_range(const DLTensor& t, uintptr_t address) {
-  const int64_t elem = static_cast<int64_t>(t.dtype.bits / 8);
-  int64_t lo = 0, hi = 0;
-  for (int32_t i = 0; i < t.ndim; ++i) {
-    int64_t reach = 0;
-    if (__builtin_mul_overflow(t.shape[i] - 1, t.strides[i], &reach) || __builtin_mul_overflow(reach, elem, &reach) ||
-        __builtin_add_overflow(reach < 0 ? lo : hi, reach, reach < 0 ? &lo : &hi)) {
-      invalid("strides[" + std::to_string(i) + "] = " + std::to_string(t.strides[i]) + " overflows the address range");
-    }
-  }
-  uintptr_t last = 0;
-  // -lo in unsigned arithmetic: lo may be INT64_MIN, whose negation overflows int64.
-  if (0 - static_cast<uint64_t>(lo) > address ||
-      __builtin_add_overflow(address, static_cast<uint64_t>(hi) + elem, &last)) {
-    invalid("strides address memory outside the address space");
-  }
-}
-
-// Every field of a DLPack tensor from outside, and what the import needs to know about its layout.
-Layout validate(const DLTensor& t, uint64_t flags, const ImportOptions& options) {
-  Layout l{};
-  validate_header(t, flags, options, l);
-  validate_sizes(t, l);
-  if (t.data == nullptr) {
-    if (l.count != 0) invalid("data is NULL for a tensor of " + std::to_string(l.count) + " elements");
-    l.compact = l.aligned = true;
-    return l;
-  }
-  uintptr_t address = 0;
-  if (__builtin_add_overflow(reinterpret_cast<uintptr_t>(t.data), t.byte_offset, &address)) {
-    invalid("byte_offset " + std::to_string(t.byte_offset) + " overflows the data pointer");
-  }
-  l.data = reinterpret_cast<char*>(address);
-  if (l.count == 0) {
-    l.compact = l.aligned = true;
-    return l;
-  }
-  const uint32_t bits = t.dtype.bits;
-  if (bits < 8) {
-    // Packed sub-byte elements: compact only (strides count elements, which do not start on byte boundaries); padded
-    // ones compact too, packed by the copy ORT needs.
-    if (!compact(t)) {
-      throw Error(ErrorKind::kUnsupported, std::string("DLPack strided ") + (l.padded ? "padded" : "packed") +
-                                               " sub-byte tensors are not supported");
-    }
-    l.compact = !l.padded;
-    l.aligned = true;
-    return l;
-  }
-  const size_t scalar = (t.dtype.code == kDLComplex ? bits / 2 : bits) / 8;
-  l.aligned = address % scalar == 0;
-  l.compact = compact(t);
-  if (!l.compact) check_address_range(t, address);
-  return l;
-}
 
 // An allocator used only for its Free: ORT calls it once, when the OrtValue over DLPack memory is released, and it
 // hands the memory back to the producer by running the DLPack deleter (unless disarmed: the caller kept it).
@@ -237,7 +122,7 @@ bool producer_copied(uint64_t flags) {
 template <class Managed>
 Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& options) {
   const DLTensor& t = managed->dl_tensor;
-  const Layout l = validate(t, flags, options);
+  const Layout l = validate(t, flags, options.uint8_as_bool);
   const OrtMemoryInfo* memory = memory_info(t.device);
   if (!host_accessible(memory)) note_import(memory);  // the producer may have queued work before our stream
   // A fresh copy the producer made (IS_COPIED) is the consumer's, whatever the producer's contract for its arrays.
@@ -259,20 +144,6 @@ Imported import_tensor(Managed* managed, uint64_t flags, const ImportOptions& op
 }
 
 }  // namespace
-
-bool python::is_plain(const DLTensor& t, uint64_t flags) noexcept {
-  if (t.byte_offset != 0 || (flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0 || t.dtype.bits < 8 ||
-      t.dtype.code == kDLComplex) {
-    return false;
-  }
-  if (!onnxruntime_wraps(t.device.device_type)) return false;
-  try {
-    const Layout l = validate(t, flags, ImportOptions{});
-    return l.compact && l.aligned;
-  } catch (...) {
-    return false;
-  }
-}
 
 Imported from_dlpack(DLManagedTensorVersioned* managed, const ImportOptions& options) {
   if (managed == nullptr) invalid("managed tensor is NULL");

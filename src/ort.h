@@ -10,6 +10,15 @@
 
 #include "ortdlpack/api.h"
 
+namespace ortdlpack {
+
+// The newest C API version the running ORT serves: its minor release number (32 for ORT 1.32), which may be
+// newer than this build's headers (ort_api_version() is capped by them). No C++ user calls it: what a binding asks
+// where behaviour differs between ORT releases rather than API versions.
+uint32_t ort_runtime_api_version();
+
+}  // namespace ortdlpack
+
 namespace ortdlpack::detail {
 
 // The fields of an OrtMemoryInfo that say which memory it is, read in one place. `name` is ORT's storage (valid

@@ -63,10 +63,12 @@ bool is_at(const Tensor& t, const Target& target) {
   return same_device(t.device(), target.device);
 }
 
-bool copies(const Tensor& t, const Target& target, CopyMode copy, const char* what) {
-  if (!t) throw Error(ErrorKind::kInvalidArgument, std::string(what) + ": empty Tensor");
+namespace {
+
+// copies() for a tensor whose is_at(t, target) is `at`: the one rule, with is_at asked by the caller once.
+bool copies_given(const Tensor& t, const Target& target, CopyMode copy, const char* what, bool at) {
   if (copy == CopyMode::kAlways) return true;
-  if (is_at(t, target)) return false;
+  if (at) return false;
   if (copy == CopyMode::kNever) {
     throw Error(ErrorKind::kCopyRequired, std::string(what) + ": the tensor is in " + describe_memory(t.memory_info()) +
                                               "; " + describe_target(target) + " needs a copy (copy=False)");
@@ -74,10 +76,24 @@ bool copies(const Tensor& t, const Target& target, CopyMode copy, const char* wh
   return true;
 }
 
+void check_not_empty(const Tensor& t, const char* what) {
+  if (!t) throw Error(ErrorKind::kInvalidArgument, std::string(what) + ": empty Tensor");
+}
+
+}  // namespace
+
+bool copies(const Tensor& t, const Target& target, CopyMode copy, const char* what) {
+  check_not_empty(t, what);
+  if (copy == CopyMode::kAlways) return true;  // is_at not asked
+  return copies_given(t, target, copy, what, is_at(t, target));
+}
+
 Placed place(const Tensor& t, const Target& target, CopyMode copy, const char* what, OrtSyncStream* stream,
              CopyRunner run_copy) {
-  if (!copies(t, target, copy, what)) return {t, false};
-  const OrtMemoryInfo* memory = is_at(t, target) ? t.memory_info() : destination(t, target);
+  check_not_empty(t, what);
+  const bool at = is_at(t, target);
+  if (!copies_given(t, target, copy, what, at)) return {t, false};
+  const OrtMemoryInfo* memory = at ? t.memory_info() : destination(t, target);
   Placed placed{Tensor(), true};
   const std::function<void()> make = [&] { placed.tensor = to(t, memory, stream); };
   if (run_copy != nullptr) {

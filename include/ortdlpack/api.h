@@ -14,30 +14,25 @@ namespace ortdlpack {
 // The oldest ORT API version the core works with (ORT 1.23: EP devices, shared allocators, CopyTensors).
 inline constexpr uint32_t kMinOrtApiVersion = 23;
 
-// Negotiates the newest API version both this build's headers and the running ORT know (>= kMinOrtApiVersion).
-// `env` is the process's OrtEnv if the caller has one; otherwise the core obtains it with CreateEnv, which ORT
-// answers with the existing process-wide env when there is one. Calling init again with the same base is a no-op;
-// with a different ORT it throws (one ORT per process).
+/// \brief Negotiates the newest API version both this build's headers and the running ORT know (>= kMinOrtApiVersion).
+/// `env` is the process's OrtEnv if the caller has one; otherwise the core obtains it with CreateEnv, which ORT
+/// answers with the existing process-wide env when there is one. Calling init again with the same base is a no-op;
+/// with a different ORT it throws (one ORT per process).
 void init(const OrtApiBase* base, OrtEnv* env = nullptr);
 
-// The API table; throws Error(kRuntime) if init() was not called.
+/// \brief The API table; throws Error(kRuntime) if init() was not called.
 const OrtApi& ort();
 
-// The API version negotiated by init().
+/// \brief The API version negotiated by init().
 uint32_t ort_api_version();
 
-// The newest C API version the running ORT serves: its minor release number (32 for ORT 1.32), which may be newer
-// than this build's headers (ort_api_version() is capped by them). What a binding asks where behaviour differs
-// between ORT releases rather than API versions.
-uint32_t ort_runtime_api_version();
-
-// The running ORT's version, as it reports it ("1.32.0"): for messages that name it.
+/// \brief The running ORT's version, as it reports it ("1.32.0"): for messages that name it.
 const char* ort_version();
 
-// The ORT environment (created on first use if init() was not given one; never released: ORT tears it down).
+/// \brief The ORT environment (created on first use if init() was not given one; never released: ORT tears it down).
 OrtEnv* env();
 
-// Turns an OrtStatus into an Error(kRuntime) carrying ORT's message, releasing the status. No-op on nullptr.
+/// \brief Turns an OrtStatus into an Error(kRuntime) carrying ORT's message, releasing the status. No-op on nullptr.
 void check(OrtStatus* status);
 
 }  // namespace ortdlpack

@@ -19,13 +19,6 @@
 
 namespace ortdlpack {
 
-// PCI vendor ids ORT uses in OrtMemoryInfo.
-inline constexpr uint32_t kVendorNvidia = 0x10DE;
-inline constexpr uint32_t kVendorAmd = 0x1002;
-inline constexpr uint32_t kVendorIntel = 0x8086;
-inline constexpr uint32_t kVendorApple = 0x106B;
-inline constexpr uint32_t kVendorQualcomm = 0x5143;
-
 // The OrtEpDevice metadata key through which an EP declares the DLPack device type of its memory
 // (decimal DLDeviceType, e.g. "12" for kDLExtDev).
 inline constexpr const char* kEpMetadataDlpackDeviceType = "dlpack.device_type";
@@ -41,41 +34,41 @@ struct DeviceMapping {
   DLDeviceType dl_device_type;
 };
 
-// The DLPack device of ORT memory. Throws Error(kUnsupported) naming the memory when nothing maps it.
+/// \brief The DLPack device of ORT memory. Throws Error(kUnsupported) naming the memory when nothing maps it.
 DLDevice to_dlpack_device(const OrtMemoryInfo* info);
 
-// The OrtMemoryInfo for a DLPack device, created once per device and cached for the life of the process.
-// Throws Error(kUnsupported) naming the device when no row maps it.
+/// \brief The OrtMemoryInfo for a DLPack device, created once per device and cached for the life of the process.
+/// Throws Error(kUnsupported) naming the device when no row maps it.
 const OrtMemoryInfo* memory_info(DLDevice device);
 
-// Whether the host reads and writes the memory directly (CPU memory, pinned/host-accessible memory).
+/// \brief Whether the host reads and writes the memory directly (CPU memory, pinned/host-accessible memory).
 bool host_accessible(const OrtMemoryInfo* info);
 
-// Adds a mapping for memory no built-in row covers. Throws Error(kInvalidArgument) when it would change an
-// existing mapping (a built-in one, or one registered before with other values) or give memory a DLPack type that
-// belongs to a vendor's own memory (kDLCUDA, kDLWebGPU, ...); registering the same row twice is a no-op.
-// Thread-safe.
+/// \brief Adds a mapping for memory no built-in row covers. Throws Error(kInvalidArgument) when it would change an
+/// existing mapping (a built-in one, or one registered before with other values) or give memory a DLPack type that
+/// belongs to a vendor's own memory (kDLCUDA, kDLWebGPU, ...); registering the same row twice is a no-op.
+/// Thread-safe.
 void register_device(const DeviceMapping& mapping);
 
-// Removes a mapping added by register_device(); returns whether one was removed. `name` is compared only for
-// vendor id 0 (as the mapping is matched).
+/// \brief Removes a mapping added by register_device(); returns whether one was removed. `name` is compared only for
+/// vendor id 0 (as the mapping is matched).
 bool unregister_device(OrtMemoryInfoDeviceType device_type, uint32_t vendor_id, OrtDeviceMemoryType memory_type,
                        const std::string& name = "");
 
-// Registers the DEFAULT memory of every EP device in `env` whose EP advertises kEpMetadataDlpackDeviceType
-// (HOST_ACCESSIBLE memory needs no mapping: it is host memory, kDLCPU). Returns how many mappings were added.
-// to_dlpack_device() and memory_info() call it themselves on a miss.
+/// \brief Registers the DEFAULT memory of every EP device in `env` whose EP advertises kEpMetadataDlpackDeviceType
+/// (HOST_ACCESSIBLE memory needs no mapping: it is host memory, kDLCPU). Returns how many mappings were added.
+/// to_dlpack_device() and memory_info() call it themselves on a miss.
 int register_ep_devices(OrtEnv* env);
 
-// The lower-case name of a DLPack device type ("cpu", "cuda", "cuda_host", "webgpu", "ext_dev", ...): how
-// bindings spell devices; nullptr for a type DLPack does not name.
+/// \brief The lower-case name of a DLPack device type ("cpu", "cuda", "cuda_host", "webgpu", "ext_dev", ...): how
+/// bindings spell devices; nullptr for a type DLPack does not name.
 const char* device_type_name(DLDeviceType type);
 
-// "cpu" (kDLCPU:0), "cuda:1", "ext_dev:0"; "device_type_N:id" for a type DLPack does not name.
+/// \brief "cpu" (kDLCPU:0), "cuda:1", "ext_dev:0"; "device_type_N:id" for a type DLPack does not name.
 std::string name_of(DLDevice device);
 
-// Parses "cpu", "cuda", "cuda:1", ... (":id" optional, default 0). Error(kInvalidArgument) for unknown names
-// and invalid ids.
+/// \brief Parses "cpu", "cuda", "cuda:1", ... (":id" optional, default 0). Error(kInvalidArgument) for unknown names
+/// and invalid ids.
 DLDevice dl_device_from_name(const std::string& name);
 
 /// \brief The EP device an execution provider's device name names: "qnn:0", "ggml", "VirtualDeviceEP:1" (the EP by
@@ -84,10 +77,10 @@ DLDevice dl_device_from_name(const std::string& name);
 /// has no device at; Error(kUnsupported) saying what to install for a known EP the env lacks.
 const OrtEpDevice* ep_device_from_name(const std::string& name);
 
-// "VirtualDevice:1 (NPU, vendor 0xD1A9, DEFAULT memory)": how error messages name ORT memory.
+/// \brief "VirtualDevice:1 (NPU, vendor 0xD1A9, DEFAULT memory)": how error messages name ORT memory.
 std::string describe_memory(const OrtMemoryInfo* info);
 
-// "kDLCUDA:0": how error messages name a DLPack device.
+/// \brief "kDLCUDA:0": how error messages name a DLPack device.
 std::string describe_device(DLDevice device);
 
 }  // namespace ortdlpack

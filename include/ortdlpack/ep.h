@@ -24,9 +24,9 @@
 
 namespace ortdlpack {
 
-// The EP name ORT knows for a name users write: "cuda", "CUDA", "CUDAExecutionProvider" -> "CUDAExecutionProvider";
-// "cpu", "tensorrt"/"trt", "tensorrt_rtx", "migraphx", "openvino", "mlx", "webgpu" likewise; any other name is
-// returned as given (a plugin EP registered by the caller, or one ensure_ep() finds as a package).
+/// \brief The EP name ORT knows for a name users write: "cuda", "CUDA", "CUDAExecutionProvider" ->
+/// "CUDAExecutionProvider"; "cpu", "tensorrt"/"trt", "tensorrt_rtx", "migraphx", "openvino", "mlx", "webgpu" likewise;
+/// any other name is returned as given (a plugin EP registered by the caller, or one ensure_ep() finds as a package).
 std::string canonical_ep_name(const std::string& name);
 
 /// \brief The EP's name in ORT for a provider name users write, its plugin library registered when needed.
@@ -47,18 +47,18 @@ std::optional<std::string> provider_name(const std::string& name);
 std::vector<std::pair<std::string, std::string>> provider_options(
     const std::string& ep_name, std::vector<std::pair<std::string, std::string>> options);
 
-// Makes sure the env has the EP `name` names (canonical_ep_name() applied): registers its library when the env lacks
-// it, once. Returns the EP's name in ORT. Error(kInvalidArgument) for "" and for a name that no table row, no EP of
-// the env and no installed EP package has; Error(kUnsupported) saying what to install when the EP is known but its
-// library is missing or brought no device.
+/// \brief Makes sure the env has the EP `name` names (canonical_ep_name() applied): registers its library when the env
+/// lacks it, once. Returns the EP's name in ORT. Error(kInvalidArgument) for "" and for a name that no table row, no EP
+/// of the env and no installed EP package has; Error(kUnsupported) saying what to install when the EP is known but its
+/// library is missing or brought no device.
 std::string ensure_ep(const std::string& name);
 
-// The folder EP libraries of ORT distributions are registered from: the running ORT library's own folder, unless
-// set_ep_library_dir() named another. "" when it cannot be told (then nothing is registered from a folder).
+/// \brief The folder EP libraries of ORT distributions are registered from: the running ORT library's own folder,
+/// unless set_ep_library_dir() named another. "" when it cannot be told (then nothing is registered from a folder).
 std::string ep_library_dir();
 
-// Registers EP libraries of ORT distributions from `dir` (absolute; Error(kInvalidArgument) otherwise) instead of
-// ORT's own folder. "" restores the default.
+/// \brief Registers EP libraries of ORT distributions from `dir` (absolute; Error(kInvalidArgument) otherwise) instead
+/// of ORT's own folder. "" restores the default.
 void set_ep_library_dir(const std::string& dir);
 
 }  // namespace ortdlpack

@@ -35,6 +35,7 @@ class Error : public std::runtime_error {
   Error(OrtErrorCode code, const std::string& message)
       : std::runtime_error(message), kind_(error_kind(code)), ort_code_(code) {}
 
+  /// \brief The kind of failure (what a binding maps to its error classes).
   ErrorKind kind() const noexcept { return kind_; }
   /// \brief ORT's error code for this failure, ORT_OK when ORT has no part in it.
   OrtErrorCode ort_code() const noexcept { return ort_code_; }

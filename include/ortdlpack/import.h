@@ -20,8 +20,9 @@
 // placement moves the tensor anyway, none at all when the producer says it copied already and the copy is writable
 // (IS_COPIED without READ_ONLY; a READ_ONLY|IS_COPIED tensor is copied again, into writable memory).
 //
-// Ownership: on success the result owns `managed` (when the import copied, the deleter has already run or runs
-// once the copy no longer reads the source); on failure the caller still owns it. Every field is validated first
+// Ownership (the exception ortdlpack.h names): on success the result owns `managed` (when the import copied, the
+// deleter has already run or runs once the copy no longer reads the source); on failure the caller still owns it, as
+// DLPack's consumer rule has it. Every field is validated first
 // (error.h: kInvalidArgument for malformed fields, kUnsupported for what ORT cannot hold).
 #pragma once
 
@@ -52,10 +53,10 @@ struct Imported {
   bool copied = false;
 };
 
+/// \brief Imports a DLPack >= 1.0 tensor as a Tensor without a copy where its layout and `options` allow (the contract
+/// above: validation, copies, ownership, read-only, ordering).
 Imported from_dlpack(DLManagedTensorVersioned* managed, const ImportOptions& options = {});
+/// \brief Imports a legacy (pre-1.0) DLPack tensor, as from_dlpack() of a versioned one with no flags.
 Imported from_dlpack(DLManagedTensor* managed, const ImportOptions& options = {});
-
-// The largest ndim accepted from outside (numpy's limit).
-inline constexpr int32_t kMaxNdim = 64;
 
 }  // namespace ortdlpack

@@ -1,4 +1,9 @@
 // ortdlpack: zero-copy DLPack interop for ONNX Runtime tensors. The whole public C++ API.
+//
+// Ownership on failure, the one rule at every boundary: a function that takes ownership of an argument (a DLPack
+// tensor, an OrtValue) has it from the call on, whether it returns or throws: if it throws, it has released it
+// (legacy_view, Tensor(OrtValue*)). The one exception is DLPack's own consumer rule: from_dlpack (import.h) takes a
+// DLPack tensor only when it returns; if it throws, the caller still owns the tensor (a capsule stays unconsumed).
 #pragma once
 
 #include "ortdlpack/api.h"        // init(): the ORT C API the core calls

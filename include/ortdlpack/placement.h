@@ -32,9 +32,13 @@ struct Target {
   DLDevice device{kDLCPU, 0};
   const OrtMemoryInfo* memory = nullptr;  // kMemory only; owned by ORT (the EP device) or memory_info()
 
+  /// \brief Wherever the tensor is.
   static Target anywhere() { return {}; }
+  /// \brief Any memory the host reads directly.
   static Target host() { return {Kind::kHost, {kDLCPU, 0}, nullptr}; }
+  /// \brief Memory of DLPack device `d`.
   static Target on(DLDevice d) { return {Kind::kDevice, d, nullptr}; }
+  /// \brief Exactly the ORT memory `m`.
   static Target in(const OrtMemoryInfo* m) { return {Kind::kMemory, {kDLCPU, 0}, m}; }
 };
 
@@ -43,22 +47,15 @@ struct Placed {
   bool copied = false;  // a fresh tensor (IS_COPIED when exported)
 };
 
-// Whether `t` already is where `target` asks.
-bool is_at(const Tensor& t, const Target& target);
-
-// The decision alone, without acting on it: whether place() copies (Error(kCopyRequired) when `copy` forbids the
-// copy it needs). Lets a caller prepare for a copy (a binding releases its interpreter lock) only when one comes.
-bool copies(const Tensor& t, const Target& target, CopyMode copy, const char* what);
-
 // How a copy is run when one is made: `run_copy(copy)` calls copy() once. Copies are the one slow step of a
 // placement or an import, so a binding releases its interpreter lock around them (and only around them). nullptr:
 // copy() is called directly.
 using CopyRunner = void (*)(const std::function<void()>& copy);
 
-// `t` where `target` asks, under `copy`: `t` itself when it is there (unless kAlways); otherwise a copy into the
-// target's memory (host memcpy or the env's data transfer, transfer.h), run through `run_copy`, or
-// Error(kCopyRequired) with kNever. `what` names the caller in messages ("from_dlpack", "__dlpack__", "to",
-// "__array__"). `stream` (optional) orders a device copy (transfer.h).
+/// \brief `t` where `target` asks, under `copy`: `t` itself when it is there (unless kAlways); otherwise a copy into
+/// the target's memory (host memcpy or the env's data transfer, transfer.h), run through `run_copy`, or
+/// Error(kCopyRequired) with kNever. `what` names the caller in messages ("from_dlpack", "__dlpack__", "to",
+/// "__array__"). `stream` (optional) orders a device copy (transfer.h).
 Placed place(const Tensor& t, const Target& target, CopyMode copy, const char* what, OrtSyncStream* stream = nullptr,
              CopyRunner run_copy = nullptr);
 

@@ -52,102 +52,11 @@
 #include <utility>
 #include <vector>
 
+#include "ortdlpack/session_config.h"
+#include "ortdlpack/session_io.h"
 #include "ortdlpack/tensor.h"
 
 namespace ortdlpack {
-
-// One input or output of a session, as the model declares it.
-struct IoInfo {
-  std::string name;
-  bool is_tensor = false;  // false for sequences, maps, optionals and sparse tensors
-  std::string onnx_type;   // the type as ONNX spells it: "tensor(float)", "seq(tensor(int64))", "map(string,...)"
-  ONNXTensorElementDataType element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-  std::vector<int64_t> shape;             // -1 for a dynamic dimension
-  std::vector<std::string> dim_names;     // the symbolic name of each dynamic dimension ("" when unnamed)
-  bool has_shape = false;                 // false when the model gives no rank (any rank accepted)
-  const OrtMemoryInfo* memory = nullptr;  // where the session wants the input / produces the output (NULL: host)
-
-  /// \brief "float32[N,3,64,64]": the declared type as messages show it.
-  std::string type_string() const;
-  /// \brief Whether its values can be DLPack tensors: a tensor of an element type other than string.
-  bool has_dlpack_form() const noexcept;
-  /// \brief Whether an input must be fed: every one but an optional ("optional(...)") input.
-  bool required() const noexcept;
-};
-
-// An execution provider a session is created with, as onnxruntime's `providers=[name or (name, options)]` names
-// one: a name users know ("cuda", "CUDAExecutionProvider", "webgpu", a plugin EP's registered name; ep.h registers
-// its library when the env lacks it) and its provider options ("device_id" picks one of several EP devices).
-struct Provider {
-  std::string name;
-  std::vector<std::pair<std::string, std::string>> options;
-};
-
-// How Session creates an OrtSession from a model: what onnxruntime.SessionOptions lets a user set, each field mapped
-// to its ORT C API call; a field left unset (nullopt, empty) is ORT's default. Values are checked before ORT is
-// called: Error(kInvalidArgument) naming the field for a value out of range, and for a setting ORT's C API cannot
-// make (so nothing a caller set is ever dropped).
-struct SessionConfig {
-  // Options to start from: a copy of them (CloneSessionOptions) keeps everything set on them, whatever call set it
-  // (config entries, free dimension overrides, initializers, custom op libraries, ...); the fields below are applied
-  // on top, and the providers appended after any the base already has. NULL: ORT's defaults. Only read during the
-  // constructor; what the base refers to (an initializer's memory, a custom op library) must outlive the session.
-  const OrtSessionOptions* base = nullptr;
-
-  // Threads: 0 is ORT's default (one per physical core for intra-op); negative values are refused.
-  std::optional<int> intra_op_num_threads;  // SetIntraOpNumThreads
-  std::optional<int> inter_op_num_threads;  // SetInterOpNumThreads
-  // false: run on the env's global thread pools (DisablePerSessionThreads; ORT refuses it when the env has none).
-  std::optional<bool> use_per_session_threads;
-
-  // Graph. The two enums of ORT as ints (a caller's value is checked, not cast): GraphOptimizationLevel
-  // ORT_DISABLE_ALL, ORT_ENABLE_BASIC, ORT_ENABLE_EXTENDED, ORT_ENABLE_LAYOUT or ORT_ENABLE_ALL
-  // (SetSessionGraphOptimizationLevel); ExecutionMode ORT_SEQUENTIAL or ORT_PARALLEL (SetSessionExecutionMode).
-  std::optional<int> graph_optimization_level;
-  std::optional<int> execution_mode;
-  std::optional<std::string> optimized_model_filepath;  // SetOptimizedModelFilePath: where ORT saves it
-  // Free dimensions fixed to a value (>= 0): by the symbolic name in the model (AddFreeDimensionOverrideByName)
-  // or by the dimension's denotation ("DATA_BATCH"; AddFreeDimensionOverride).
-  std::vector<std::pair<std::string, int64_t>> free_dimension_overrides_by_name;
-  std::vector<std::pair<std::string, int64_t>> free_dimension_overrides_by_denotation;
-
-  // Memory.
-  std::optional<bool> enable_cpu_mem_arena;       // Enable/DisableCpuMemArena
-  std::optional<bool> enable_mem_pattern;         // Enable/DisableMemPattern
-  std::optional<bool> use_deterministic_compute;  // SetDeterministicCompute
-  // Settings ORT's C API has no call for (onnxruntime's Python sets them on ORT's C++ options directly): only their
-  // defaults are accepted (true; "DEFAULT"), anything else is Error(kInvalidArgument) saying so.
-  std::optional<bool> enable_mem_reuse;
-  std::optional<std::string> execution_order;  // "DEFAULT", "PRIORITY_BASED", "MEMORY_EFFICIENT"
-
-  // Logging and profiling.
-  std::optional<int> log_severity_level;           // 0 (verbose) .. 4 (fatal): SetSessionLogSeverityLevel
-  std::optional<int> log_verbosity_level;          // >= 0, for verbose logging: SetSessionLogVerbosityLevel
-  std::optional<std::string> log_id;               // SetSessionLogId
-  std::optional<bool> enable_profiling;            // EnableProfiling (Session::end_profiling() ends it)
-  std::optional<std::string> profile_file_prefix;  // the profile's file prefix; needs enable_profiling
-
-  // Session config entries ("session.intra_op.allow_spinning" -> "0", ...): AddSessionConfigEntry.
-  std::vector<std::pair<std::string, std::string>> entries;
-
-  // The execution providers, in priority order, each appended with SessionOptionsAppendExecutionProvider_V2 (every
-  // EP device of it, or the one "device_id" picks) — "CPUExecutionProvider" too when listed, as onnxruntime does;
-  // when it is not listed, ORT's CPU EP is the implicit fallback for what none of them runs. A name listed twice and
-  // "" are refused. Empty: ORT's CPU EP alone.
-  std::vector<Provider> providers;
-  // Shorthand for one provider: `providers = {{*ep, ep_options}}` (nullopt or "cpu": ORT's CPU EP). Set `ep` or
-  // `providers`, not both; `ep_options` needs `ep`.
-  std::optional<std::string> ep;
-  std::vector<std::pair<std::string, std::string>> ep_options;
-
-  // A caller's native stream on the EP's device (a cudaStream_t, a plugin EP's stream handle), e.g. the stream a
-  // framework computes on. Every run is ordered with it (docs/streams.md rule 6): work queued on it before
-  // run() is done before ORT reads or writes, and the outputs are complete for work queued on it after run(). An EP
-  // that takes a caller's compute stream (CUDA, TensorRT) computes on it and run() returns without waiting on the
-  // host; with others (and CUDA's default stream, 0, which ORT cannot compute on), run() waits for the stream on the
-  // host first. Needs exactly one provider besides the CPU EP, on one device.
-  std::optional<uintptr_t> stream;
-};
 
 // What a model says about itself (onnxruntime's get_modelmeta()): the ModelProto's fields and its metadata_props.
 struct ModelMetadata {
@@ -160,65 +69,54 @@ struct ModelMetadata {
   std::vector<std::pair<std::string, std::string>> custom_metadata_map;  // metadata_props, sorted by key
 };
 
-struct RunOptions {
-  // Preallocated outputs, by output name: ORT writes the result into that Tensor's memory, which must match the
-  // model's element type and fixed dimensions, must not be read-only, and must be memory the session can write for
-  // that output. The Tensor is returned as that output.
-  std::vector<std::pair<std::string, Tensor>> destinations;
-  // Where outputs without a destination are allocated. Neither set: where the session's EP produces them.
-  // At most one of the two may be set. CPU memory is always accepted (ORT copies device outputs to it); other memory
-  // only where the session produces that output or of one of its EP devices (DEFAULT or HOST_ACCESSIBLE): ORT has
-  // no allocator for any other (another device's pinned memory included) and would put the output in CPU memory.
-  const OrtMemoryInfo* output_memory = nullptr;
-  std::optional<DLDevice> output_device;
-  // Passed through to RunWithBinding (tags, terminate flag, config entries). May be NULL.
-  const OrtRunOptions* run_options = nullptr;
-};
-
-using Feeds = std::vector<std::pair<std::string, Tensor>>;
-
 class Binding;
 
 // An OrtSession with its metadata cached and its IoBindings reused. run() may be called from several threads at
 // once, as OrtSession::Run may.
 class Session {
  public:
-  // Borrows `session` (it must outlive the Session and its Bindings). `ep_devices`: the EP devices the session was
-  // created with (SessionOptionsAppendExecutionProvider_V2), whose memory it can write outputs to; ORT's C API cannot
-  // tell them from a session.
+  /// \brief Borrows `session` (it must outlive the Session and its Bindings). `ep_devices`: the EP devices the session
+  /// was created with (SessionOptionsAppendExecutionProvider_V2), whose memory it can write outputs to; ORT's C API
+  /// cannot tell them from a session.
   explicit Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
-  // Creates and owns a session on env() from a model file or from the model's bytes (copied by ORT; `data` need not
-  // outlive the call). Error(kInvalidArgument) for a config SessionConfig refuses (a value out of range, a setting
-  // ORT's C API cannot make, ep_options without an ep, an empty or repeated provider, an unknown device_id);
-  // Error(kUnsupported) naming what to install for an EP neither the env nor an installed library has; ORT's own
-  // errors (a missing file, an invalid model) as they are.
+  /// \brief Creates and owns a session on env() from a model file or from the model's bytes (copied by ORT; `data` need
+  /// not outlive the call). Error(kInvalidArgument) for a config SessionConfig refuses (a value out of range, a setting
+  /// ORT's C API cannot make, ep_options without an ep, an empty or repeated provider, an unknown device_id);
+  /// Error(kUnsupported) naming what to install for an EP neither the env nor an installed library has; ORT's own
+  /// errors (a missing file, an invalid model) as they are.
   Session(const std::string& model_path, const SessionConfig& config);
+  /// \brief As above, from the model's bytes.
   Session(const void* model_data, size_t model_size, const SessionConfig& config);
   ~Session();
   Session(const Session&) = delete;
   Session& operator=(const Session&) = delete;
 
+  /// \brief The OrtSession (borrowed: valid while this Session lives).
   OrtSession* ort_session() const noexcept;
+  /// \brief The model's inputs, as read from ORT once (session_io.h).
   const std::vector<IoInfo>& inputs() const noexcept;
+  /// \brief The model's outputs, as read from ORT once (session_io.h).
   const std::vector<IoInfo>& outputs() const noexcept;
-  // The EPs the session was created with, in ORT's names and priority order, "CPUExecutionProvider" last (as
-  // onnxruntime's get_providers() lists them). A borrowed OrtSession: the EPs of `ep_devices`, then the CPU EP.
+  /// \brief The EPs the session was created with, in ORT's names and priority order, "CPUExecutionProvider" last (as
+  /// onnxruntime's get_providers() lists them). A borrowed OrtSession: the EPs of `ep_devices`, then the CPU EP.
   const std::vector<std::string>& providers() const noexcept;
-  // The model's metadata, read from ORT (SessionGetModelMetadata) on each call.
+  /// \brief The model's metadata, read from ORT (SessionGetModelMetadata) on each call.
   ModelMetadata metadata() const;
-  // Profiling (SessionConfig::enable_profiling): ends it and returns the profile's file name (SessionEndProfiling;
-  // "" when profiling was not enabled), and when it started (ns since the epoch; 0 when not enabled).
+  /// \brief Profiling (SessionConfig::enable_profiling): ends it and returns the profile's file name
+  /// (SessionEndProfiling;
+  /// "" when profiling was not enabled), and when it started (ns since the epoch; 0 when not enabled).
   std::string end_profiling();
+  /// \brief When profiling started (ns since the epoch; 0 when not enabled).
   uint64_t profiling_start_ns() const;
 
-  // Runs the session on `feeds` (every required model input exactly once, optional inputs and overridable
-  // initializers when given) and returns the outputs named in `output_names` (empty: every model output, in model
-  // order) in that order.
+  /// \brief Runs the session on `feeds` (every required model input exactly once, optional inputs and overridable
+  /// initializers when given) and returns the outputs named in `output_names` (empty: every model output, in model
+  /// order) in that order.
   std::vector<Tensor> run(const Feeds& feeds, const std::vector<std::string>& output_names = {},
                           const RunOptions& options = {});
 
-  // Plans and binds a run once, for many runs (Binding): the same checks and errors as run(), made here.
-  // RunOptions::run_options, when set, must outlive the Binding.
+  /// \brief Plans and binds a run once, for many runs (Binding): the same checks and errors as run(), made here.
+  /// RunOptions::run_options, when set, must outlive the Binding.
   Binding bind(const Feeds& feeds, const std::vector<std::string>& output_names = {}, const RunOptions& options = {});
 
  private:
@@ -236,18 +134,20 @@ class Session {
 // serialised; a Binding keeps its Session and its feeds alive; Bindings of one Session run independently.
 class Binding {
  public:
-  Binding();  // empty: run() throws Error(kInvalidArgument)
+  /// \brief An empty Binding: run() throws Error(kInvalidArgument).
+  Binding();
   ~Binding();
+  /// \brief Moves the binding; `other` is left empty.
   Binding(Binding&&) noexcept;
   Binding& operator=(Binding&&) noexcept;
 
-  // Runs the session and returns the outputs in the order bind() was given (the same Tensors every time: a result
-  // a caller wants to keep past the next run must be copied). `run_options`: for this run (tags, terminate,
-  // gpu_graph_id, ...) instead of bind()'s RunOptions::run_options; NULL: bind()'s.
+  /// \brief Runs the session and returns the outputs in the order bind() was given (the same Tensors every time: a
+  /// result a caller wants to keep past the next run must be copied). `run_options`: for this run (tags, terminate,
+  /// gpu_graph_id, ...) instead of bind()'s RunOptions::run_options; NULL: bind()'s.
   const std::vector<Tensor>& run(const OrtRunOptions* run_options = nullptr);
-  // The outputs: empty until the first run has succeeded.
+  /// \brief The outputs: empty until the first run has succeeded.
   const std::vector<Tensor>& outputs() const noexcept;
-  // The names of the outputs, in order.
+  /// \brief The names of the outputs, in order.
   const std::vector<std::string>& output_names() const noexcept;
 
  private:

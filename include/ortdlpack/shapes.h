@@ -32,7 +32,9 @@ struct Dim {
   int64_t value = -1;  // >= 0: the size
   int input = -1;      // value < 0, input >= 0: the size of dimension `axis` of input `input` (not given to derive())
   int axis = -1;
+  /// \brief Whether the size is known (value >= 0).
   bool known() const noexcept { return value >= 0; }
+  /// \brief Whether nothing determines the size (neither a value nor an input's dimension).
   bool undetermined() const noexcept { return value < 0 && input < 0; }
 };
 
@@ -61,16 +63,17 @@ struct DerivedShapes {
 // The rules of one session, made once when a model is wrapped for a framework.
 class ShapeRules {
  public:
-  // Error(kInvalidArgument), naming the input or output and why, for what no tracer can describe: an input or output
-  // that is not a tensor (sequence, map, optional), an output without a declared rank; and, unless
-  // `undetermined_allowed` (the framework takes sizes only a run tells: torch's unbacked symbols), an output
-  // dimension the inputs' shapes do not determine. `framework` names the caller in those messages.
+  /// \brief Error(kInvalidArgument), naming the input or output and why, for what no tracer can describe: an input or
+  /// output that is not a tensor (sequence, map, optional), an output without a declared rank; and, unless
+  /// `undetermined_allowed` (the framework takes sizes only a run tells: torch's unbacked symbols), an output
+  /// dimension the inputs' shapes do not determine. `framework` names the caller in those messages.
   ShapeRules(const std::vector<IoInfo>& inputs, const std::vector<IoInfo>& outputs, const std::string& framework,
              bool undetermined_allowed);
 
-  // Checks `inputs` (one per model input, in model order) against the model's declarations — element type, rank,
-  // fixed dimensions, named dimensions that must agree — and derives the outputs' dimensions. Error(kInvalidArgument)
-  // naming the input for a violation among the given sizes; checks that need a size not given come back pending.
+  /// \brief Checks `inputs` (one per model input, in model order) against the model's declarations — element type,
+  /// rank, fixed dimensions, named dimensions that must agree — and derives the outputs' dimensions.
+  /// Error(kInvalidArgument) naming the input for a violation among the given sizes; checks that need a size not given
+  /// come back pending.
   DerivedShapes derive(const std::vector<TensorSpec>& inputs) const;
 
  private:

@@ -26,25 +26,25 @@
 
 namespace ortdlpack {
 
-// ortdlpack's stream on the device of `memory`, or NULL when that memory has none (host memory, an EP without
-// streams or without a way to wait for them).
+/// \brief ortdlpack's stream on the device of `memory`, or NULL when that memory has none (host memory, an EP without
+/// streams or without a way to wait for them).
 OrtSyncStream* device_stream(const OrtMemoryInfo* memory);
 
-// The native handle a DLPack producer must order its pending work before, for a tensor on `device` that ortdlpack
-// is about to import (`__dlpack__(stream=...)`); 0 when the device has no stream (ask for `None`). From here on
-// ortdlpack treats that stream as having pending work.
+/// \brief The native handle a DLPack producer must order its pending work before, for a tensor on `device` that
+/// ortdlpack is about to import (`__dlpack__(stream=...)`); 0 when the device has no stream (ask for `None`). From here
+/// on ortdlpack treats that stream as having pending work.
 uintptr_t consumer_stream(DLDevice device);
 
-// Blocks until everything ortdlpack enqueued on the stream of `memory`'s device (and everything a producer ordered
-// before it) has completed, then drops the sources ortdlpack kept for its copies queued there (docs/streams.md rule
-// 2). No-op when nothing is pending or the memory has no stream.
+/// \brief Blocks until everything ortdlpack enqueued on the stream of `memory`'s device (and everything a producer
+/// ordered before it) has completed, then drops the sources ortdlpack kept for its copies queued there (docs/streams.md
+/// rule 2). No-op when nothing is pending or the memory has no stream.
 void synchronize(const OrtMemoryInfo* memory);
 
-// Makes the tensor complete for a consumer that will use it on `consumer_stream`, DLPack's `stream` value:
-// nullopt (None) -> the host waits; -1 -> nothing (the consumer asked for no synchronization); any other value ->
-// a native stream handle of the tensor's device, made to wait for ortdlpack's pending work without blocking the
-// host (or the host waits when the EP cannot make one stream wait for another). Error(kInvalidArgument) for a
-// value other than None/-1 on a device without streams.
+/// \brief Makes the tensor complete for a consumer that will use it on `consumer_stream`, DLPack's `stream` value:
+/// nullopt (None) -> the host waits; -1 -> nothing (the consumer asked for no synchronization); any other value ->
+/// a native stream handle of the tensor's device, made to wait for ortdlpack's pending work without blocking the
+/// host (or the host waits when the EP cannot make one stream wait for another). Error(kInvalidArgument) for a
+/// value other than None/-1 on a device without streams.
 void order_for_consumer(const Tensor& tensor, std::optional<int64_t> consumer_stream);
 
 }  // namespace ortdlpack

@@ -27,15 +27,24 @@ class ShapeView {
   using const_iterator = const int64_t*;
   using iterator = const_iterator;
 
+  /// \brief An empty shape (a scalar's).
   ShapeView() noexcept = default;
+  /// \brief A view of `ndim` dims at `dims` (not copied).
   ShapeView(const int64_t* dims, size_t ndim) noexcept : dims_(dims), ndim_(ndim) {}
 
+  /// \brief The dims.
   const int64_t* data() const noexcept { return dims_; }
+  /// \brief The number of dims (the rank).
   size_t size() const noexcept { return ndim_; }
+  /// \brief Whether the rank is 0.
   bool empty() const noexcept { return ndim_ == 0; }
+  /// \brief Dim `i` (unchecked).
   int64_t operator[](size_t i) const noexcept { return dims_[i]; }
+  /// \brief The first dim.
   const_iterator begin() const noexcept { return dims_; }
+  /// \brief Past the last dim.
   const_iterator end() const noexcept { return dims_ + ndim_; }
+  /// \brief A copy of the dims.
   operator std::vector<int64_t>() const { return std::vector<int64_t>(begin(), end()); }
 
   friend bool operator==(ShapeView a, ShapeView b) noexcept {
@@ -67,35 +76,45 @@ enum class ReadOnly {
 
 class Tensor {
  public:
+  /// \brief An empty Tensor (no value: operator bool is false).
   Tensor() noexcept = default;
 
-  // Takes ownership of `value`, which must be a tensor (Error(kInvalidArgument) otherwise; `value` is then released).
-  // `device`: the DLPack device of its memory when the caller knows it (an import); otherwise it is looked up.
+  /// \brief Takes ownership of `value`, also if it throws (the rule of ortdlpack.h: then released), which must be a
+  /// tensor (Error(kInvalidArgument) otherwise). `device`: the DLPack device of its memory when the caller knows it
+  /// (an import); otherwise it is looked up.
   explicit Tensor(OrtValue* value, ReadOnly read_only = ReadOnly::kNo, const DLDevice* device = nullptr);
 
-  // Borrowed: valid while this Tensor (or a copy) lives.
+  /// \brief Borrowed: valid while this Tensor (or a copy) lives.
   OrtValue* ort_value() const noexcept { return owner_ ? owner_->value.get() : nullptr; }
+  /// \brief Whether the Tensor holds a value.
   explicit operator bool() const noexcept { return owner_ != nullptr; }
+  /// \brief Whether the memory may not be written (read_only_kind() says who said so).
   bool read_only() const noexcept { return owner_ && owner_->read_only != ReadOnly::kNo; }
+  /// \brief Whether the memory may be written, and who said it may not.
   ReadOnly read_only_kind() const noexcept { return owner_ ? owner_->read_only : ReadOnly::kNo; }
-  // How many Tensors and exported DLPack tensors share the OrtValue.
+  /// \brief How many Tensors and exported DLPack tensors share the OrtValue.
   long use_count() const noexcept { return owner_.use_count(); }
 
-  // Held fields: no ORT call. An empty Tensor has none (UNDEFINED, no dims, NULL).
+  /// \brief Held fields: no ORT call. An empty Tensor has none (UNDEFINED, no dims, NULL).
   ONNXTensorElementDataType element_type() const noexcept {
     return owner_ ? owner_->type : ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   }
+  /// \brief The dims (a view held by this Tensor).
   ShapeView shape() const noexcept { return owner_ ? ShapeView(owner_->dims, owner_->ndim) : ShapeView(); }
+  /// \brief The number of elements.
   size_t element_count() const noexcept { return owner_ ? owner_->count : 0; }
+  /// \brief The bytes the elements occupy.
   size_t byte_size() const noexcept { return owner_ ? owner_->bytes : 0; }
-  void* data() const noexcept { return owner_ ? owner_->data : nullptr; }  // a device pointer for device memory
+  /// \brief The data pointer (a device pointer for device memory).
+  void* data() const noexcept { return owner_ ? owner_->data : nullptr; }
   const OrtMemoryInfo* memory_info() const noexcept { return owner_ ? owner_->memory : nullptr; }
-  // Whether the host reads the memory directly (CPU, pinned, HOST_ACCESSIBLE).
+  /// \brief Whether the host reads the memory directly (CPU, pinned, HOST_ACCESSIBLE).
   bool host_accessible() const noexcept { return owner_ && owner_->host; }
-  // The DLPack device of the memory; Error(kUnsupported) when none maps it (device.h), looked up again then, since
-  // a mapping may be registered later.
+  /// \brief The DLPack device of the memory; Error(kUnsupported) when none maps it (device.h), looked up again then,
+  /// since a mapping may be registered later.
   DLDevice device() const;
-  // Whether device() answers without a lookup (false for memory no DLPack device mapped when the Tensor was made).
+  /// \brief Whether device() answers without a lookup (false for memory no DLPack device mapped when the Tensor was
+  /// made).
   bool has_device() const noexcept { return owner_ && owner_->device_known; }
 
  private:

@@ -11,7 +11,8 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "common.h"
+#include "binding.h"
+#include "dtype_names.h"
 
 namespace ortdlpack::py {
 namespace {

@@ -11,7 +11,7 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
-#include "common.h"
+#include "binding.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -33,10 +33,7 @@ Device from_name(const std::string& name) {
 }
 
 PyTypeObject* ep_device_type() {
-  static PyTypeObject* type = [] {
-    nb::object t = nb::module_::import_("onnxruntime").attr("OrtEpDevice");
-    return reinterpret_cast<PyTypeObject*>(t.release().ptr());  // process lifetime
-  }();
+  static PyTypeObject* const type = module_type("onnxruntime", "OrtEpDevice");
   return type;
 }
 
@@ -64,10 +61,10 @@ long long to_integer(nb::handle h, const char* what, long long min, long long ma
 
 const OrtEpDevice* ep_device_of(nb::handle ep) {
   nb::object hw = ep.attr("device");
-  return python::find_ep_device(nb::cast<std::string>(ep.attr("ep_name")),
-                                to_integer(hw.attr("type"), "OrtHardwareDevice.type"),
-                                to_integer(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
-                                to_integer(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
+  return py::find_ep_device(nb::cast<std::string>(ep.attr("ep_name")),
+                            to_integer(hw.attr("type"), "OrtHardwareDevice.type"),
+                            to_integer(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
+                            to_integer(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
 }
 
 Device to_device(nb::handle spec, const char* what) {
@@ -122,7 +119,7 @@ void bind_device(nb::module_& m) {
       .def_prop_ro(
           "onnxruntime_name",
           [](const Device& d) -> std::optional<std::string> {
-            const char* n = python::onnxruntime_device_name(d.dl.device_type);
+            const char* n = py::onnxruntime_device_name(d.dl.device_type);
             return n ? std::optional<std::string>(n) : std::nullopt;
           },
           "The device name onnxruntime's Python API uses for this memory ('cpu', 'cuda'), None when it has none.")

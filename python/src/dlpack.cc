@@ -5,7 +5,8 @@
 #include <optional>
 #include <string>
 
-#include "common.h"
+#include "binding.h"
+#include "dlpack_layout.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -127,17 +128,6 @@ DLManagedTensorVersioned* exchange_export(nb::handle x) {
   return nullptr;
 }
 
-// Imports a managed tensor handed to us (freed here if the import fails).
-Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& target) {
-  bool owned = false;  // by the Tensor, once imported
-  try {
-    return import_placed(m, copy, target, false, [&] { owned = true; });
-  } catch (...) {
-    if (!owned && m->deleter != nullptr) m->deleter(m);
-    throw;
-  }
-}
-
 // Interned names and prebuilt arguments of the __dlpack__ call: kw[bits] are the keyword names of a call with
 // max_version and, by bit, stream (1), dl_device (2) and copy (4), in that order.
 struct Names {
@@ -167,13 +157,8 @@ const Names& names() {
 // memory, devices without a stream, and producers without __dlpack_device__. A numpy array is host memory: its
 // __dlpack_device__ is not asked (the call costs as much as the rest of the import).
 uintptr_t stream_for_producer(nb::handle x) {
-  static PyTypeObject* const ndarray = [] {
-    nb::object numpy = nb::steal(PyImport_ImportModule("numpy"));
-    if (!numpy.is_valid()) PyErr_Clear();
-    return numpy.is_valid() ? reinterpret_cast<PyTypeObject*>(nb::object(numpy.attr("ndarray")).release().ptr())
-                            : nullptr;
-  }();
-  if (ndarray != nullptr && PyObject_TypeCheck(x.ptr(), ndarray)) return 0;
+  static PyTypeObject* const ndarray = module_type("numpy", "ndarray");  // numpy is a dependency of the package
+  if (PyObject_TypeCheck(x.ptr(), ndarray)) return 0;
   PyObject* dev = PyObject_CallMethodObjArgs(x.ptr(), names().dlpack_device, nullptr);
   if (dev == nullptr) {
     PyErr_Clear();
@@ -198,9 +183,9 @@ uintptr_t stream_for_producer(nb::handle x) {
 // on CPython 3.10) is asked for the tensor where it is (placing moves it); one older than the 2023.12 standard
 // (TypeError for the keywords) is asked again with `stream` alone, then plainly (it then cannot order its work before
 // ours). Whatever the producer did not do, placing the import does (a producer that copied says so with IS_COPIED).
-nb::object call_dlpack(nb::handle x, const Target& target, nb::handle copy) {
+// `stream`: stream_for_producer(x), asked once by the caller.
+nb::object call_dlpack(nb::handle x, const Target& target, nb::handle copy, uintptr_t stream) {
   const Names& n = names();
-  const uintptr_t stream = stream_for_producer(x);
   nb::object stream_value, device_tuple;
   PyObject* args[5] = {x.ptr(), n.max_version_value, nullptr, nullptr, nullptr};
   size_t count = 2;
@@ -246,7 +231,50 @@ nb::object call_dlpack(nb::handle x, const Target& target, nb::handle copy) {
   return nb::steal(r);
 }
 
+// What from_dlpack imports (import_any); `known_stream`: stream_for_producer(x) when the caller asked it already.
+Tensor import_object(nb::handle x, nb::handle device, nb::handle copy, const char* what,
+                     std::optional<uintptr_t> known_stream) {
+  const CopyMode mode = to_copy_mode(copy);
+  const Target target = to_target(device, "device");
+  if (is_tensor(x)) return place(tensor_of(x).tensor, target, mode, "from_dlpack", nullptr, &run_without_gil).tensor;
+  if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
+  if (DLManagedTensorVersioned* m = exchange_export(x)) return import_owned(m, mode, target);
+  if (DLManagedTensorVersioned* m = numpy_extension_export(x)) return import_owned(m, mode, target);
+  // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
+  if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
+  if (!PyObject_HasAttr(x.ptr(), names().dlpack)) {
+    throw nb::type_error((std::string(what) +
+                          " must be a DLPack producer (an object with __dlpack__) or a DLPack "
+                          "capsule, not " +
+                          type_name(x.ptr()))
+                             .c_str());
+  }
+  const uintptr_t stream = known_stream ? *known_stream : stream_for_producer(x);
+  nb::object capsule = call_dlpack(x, target, copy, stream);
+  return import_capsule(capsule.ptr(), mode, target, immutable_producer(Py_TYPE(x.ptr())));
+}
+
 }  // namespace
+
+Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& target) {
+  bool owned = false;  // by the Tensor, once imported
+  try {
+    return import_placed(m, copy, target, false, [&] { owned = true; });
+  } catch (...) {
+    if (!owned && m != nullptr && m->deleter != nullptr) m->deleter(m);
+    throw;
+  }
+}
+
+void order_for_consumer_without_gil(const Tensor& t, std::optional<int64_t> consumer) {
+  if (t.host_accessible()) {
+    order_for_consumer(t, consumer);  // checks the stream value; never waits
+    return;
+  }
+  // Complete for the consumer's stream (docs/streams.md): may wait on the host.
+  nb::gil_scoped_release release;
+  order_for_consumer(t, consumer);
+}
 
 CopyMode to_copy_mode(nb::handle copy) {
   if (copy.is_none()) return CopyMode::kIfNeeded;
@@ -269,13 +297,7 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
   const CopyMode mode = to_copy_mode(copy);
   const std::optional<int64_t> consumer = parse_stream(stream);
   const Placed p = place(t, to_target(dl_device, "dl_device"), mode, "__dlpack__", nullptr, &run_without_gil);
-  if (host_accessible(p.tensor.memory_info())) {
-    order_for_consumer(p.tensor, consumer);  // checks the stream value; never waits
-  } else {
-    // Complete for the consumer's stream (docs/streams.md): may wait on the host.
-    nb::gil_scoped_release release;
-    order_for_consumer(p.tensor, consumer);
-  }
+  order_for_consumer_without_gil(p.tensor, consumer);
   if (versioned) {
     return to_capsule(to_dlpack_versioned(p.tensor, p.copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0), kVersioned,
                       versioned_destructor);
@@ -300,42 +322,30 @@ nb::object as_ortvalue(nb::handle x) {
     return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
   if (exchange_api_of(Py_TYPE(x.ptr())) != nullptr) {
     if (DLManagedTensorVersioned* m = exchange_export(x)) {
-      if (python::is_plain(m->dl_tensor, m->flags)) return ortvalue_from_capsule(legacy_capsule_over(m));
+      if (py::is_plain(m->dl_tensor, m->flags)) return ortvalue_from_capsule(legacy_capsule_over(m));
       return ortvalue_of(import_owned(m, CopyMode::kIfNeeded, Target::anywhere()));
     }
-  } else if (stream_for_producer(x) == 0) {
-    if (PyObject* cap = PyObject_CallMethodObjArgs(x.ptr(), names().dlpack, nullptr)) {
-      // What onnxruntime asks a producer for: its legacy capsule.
-      nb::object capsule = nb::steal(cap);
-      if (PyCapsule_IsValid(cap, kLegacy) &&
-          python::is_plain(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacy))->dl_tensor)) {
-        return ortvalue_from_capsule(capsule);
+  } else {
+    const uintptr_t stream = stream_for_producer(x);  // asked once: import_object is told it
+    if (stream == 0) {
+      if (PyObject* cap = PyObject_CallMethodObjArgs(x.ptr(), names().dlpack, nullptr)) {
+        // What onnxruntime asks a producer for: its legacy capsule.
+        nb::object capsule = nb::steal(cap);
+        if (PyCapsule_IsValid(cap, kLegacy) &&
+            py::is_plain(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacy))->dl_tensor)) {
+          return ortvalue_from_capsule(capsule);
+        }
+      } else {
+        PyErr_Clear();  // e.g. numpy exports no read-only array as a legacy capsule: the versioned route below does
       }
-    } else {
-      PyErr_Clear();  // e.g. numpy exports no read-only array as a legacy capsule: the versioned route below does
     }
+    return ortvalue_of(import_object(x, nb::none(), nb::none(), "as_ortvalue: x", stream));
   }
   return ortvalue_of(import_any(x, nb::none(), nb::none(), "as_ortvalue: x"));
 }
 
 Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* what) {
-  const CopyMode mode = to_copy_mode(copy);
-  const Target target = to_target(device, "device");
-  if (is_tensor(x)) return place(tensor_of(x).tensor, target, mode, "from_dlpack", nullptr, &run_without_gil).tensor;
-  if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
-  if (DLManagedTensorVersioned* m = exchange_export(x)) return import_owned(m, mode, target);
-  if (DLManagedTensorVersioned* m = numpy_extension_export(x)) return import_owned(m, mode, target);
-  // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
-  if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
-  if (!PyObject_HasAttr(x.ptr(), names().dlpack)) {
-    throw nb::type_error((std::string(what) +
-                          " must be a DLPack producer (an object with __dlpack__) or a DLPack "
-                          "capsule, not " +
-                          type_name(x.ptr()))
-                             .c_str());
-  }
-  nb::object capsule = call_dlpack(x, target, copy);
-  return import_capsule(capsule.ptr(), mode, target, immutable_producer(Py_TYPE(x.ptr())));
+  return import_object(x, device, copy, what, std::nullopt);
 }
 
 nb::object numpy_view_of(nb::handle x) {
@@ -347,7 +357,7 @@ nb::object numpy_view_of(nb::handle x) {
     type = from_dlpack_dtype(m->dl_tensor.dtype);
   } catch (const Error&) {  // a dtype ORT has not: the import says so
   }
-  if (!python::numpy_has(type) || m->dl_tensor.ndim < 0 || m->dl_tensor.ndim > kMaxNdim) {
+  if (!py::numpy_has(type) || m->dl_tensor.ndim < 0 || m->dl_tensor.ndim > kMaxNdim) {
     m->deleter(m);
     return nb::object();
   }

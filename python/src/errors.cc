@@ -4,7 +4,7 @@
 // written for onnxruntime (except onnxruntime.capi.onnxruntime_pybind11_state.InvalidArgument) catches it too.
 #include <string>
 
-#include "common.h"
+#include "binding.h"
 
 namespace ortdlpack::py {
 namespace {

@@ -4,7 +4,7 @@
 // - consumer: exchange_api_of(type), the table of another framework's type (torch.Tensor).
 #include <vector>
 
-#include "common.h"
+#include "binding.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -59,16 +59,8 @@ int dltensor_from_py_object(void* py_object, DLTensor* out) {
 
 int to_py_object(DLManagedTensorVersioned* tensor, void** out_py_object) {
   try {
-    Imported r;
-    try {
-      ImportOptions options;
-      options.copy = CopyMode::kIfNeeded;
-      r = ortdlpack::from_dlpack(tensor, options);
-    } catch (...) {
-      if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);  // ownership was given to us
-      throw;
-    }
-    *out_py_object = wrap(std::move(r.tensor)).release().ptr();
+    // Ownership was given to us: import_owned frees the tensor if the import fails.
+    *out_py_object = wrap(import_owned(tensor, CopyMode::kIfNeeded, Target::anywhere())).release().ptr();
     return 0;
   } catch (...) {
     *out_py_object = nullptr;

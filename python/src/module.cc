@@ -17,7 +17,9 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include "common.h"
+#include "binding.h"
+#include "device_names.h"
+#include "ep_packages.h"
 
 namespace {
 std::string g_init_error;  // why the hand-over failed, for the ImportError ortdlpack/__init__.py raises
@@ -64,15 +66,15 @@ auto named(const char* what, Parse parse) {
 
 OrtMemoryInfoDeviceType parse_ort_device_type(nb::handle h) {
   return named("ort_device_type", [&] {
-    if (PyUnicode_Check(h.ptr())) return python::ort_device_type_from_name(nb::cast<std::string>(h));
-    return python::ort_device_type_from_value(to_integer(h, "ort_device_type"));
+    if (PyUnicode_Check(h.ptr())) return ort_device_type_from_name(nb::cast<std::string>(h));
+    return ort_device_type_from_value(to_integer(h, "ort_device_type"));
   });
 }
 
 OrtDeviceMemoryType parse_memory_type(nb::handle h) {
   return named("memory_type", [&] {
-    if (PyUnicode_Check(h.ptr())) return python::memory_type_from_name(nb::cast<std::string>(h));
-    return python::memory_type_from_value(to_integer(h, "memory_type"));
+    if (PyUnicode_Check(h.ptr())) return memory_type_from_name(nb::cast<std::string>(h));
+    return memory_type_from_value(to_integer(h, "memory_type"));
   });
 }
 
@@ -83,17 +85,17 @@ DLDeviceType parse_dl_device_type(nb::handle h) {
   return static_cast<DLDeviceType>(to_integer(h, "dl_device_type", 1, INT32_MAX));
 }
 
-// The core's EpPackageFinder (python_adapters.h): ortdlpack/_ep_packages.py reads the installed distributions.
-std::vector<python::EpPackage> find_ep_packages(const std::string& distribution) {
+// The core's EpPackageFinder (ep_packages.h): ortdlpack/_ep_packages.py reads the installed distributions.
+std::vector<EpPackage> find_ep_packages(const std::string& distribution) {
   if (!python_alive()) return {};
   nb::gil_scoped_acquire gil;
-  std::vector<python::EpPackage> packages;
+  std::vector<EpPackage> packages;
   try {
     nb::object found = nb::module_::import_("ortdlpack._ep_packages").attr("find")(distribution);
     for (nb::handle p : found) {
-      packages.push_back(python::EpPackage{nb::cast<std::string>(p[0]), nb::cast<std::string>(p[1]),
-                                           nb::cast<std::string>(p[2]), nb::cast<std::string>(p[3]),
-                                           nb::cast<std::vector<std::string>>(p[4])});
+      packages.push_back(EpPackage{nb::cast<std::string>(p[0]), nb::cast<std::string>(p[1]),
+                                   nb::cast<std::string>(p[2]), nb::cast<std::string>(p[3]),
+                                   nb::cast<std::vector<std::string>>(p[4])});
     }
   } catch (const std::exception&) {  // nb::python_error included: an unreadable package is none
     PyErr_Clear();
@@ -122,7 +124,7 @@ NB_MODULE(_ortdlpack, m) {
   bind_xla_ffi(m);
 
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { g_exiting = true; }));
-  ortdlpack::python::set_ep_package_finder(&find_ep_packages);
+  ortdlpack::set_ep_package_finder(&find_ep_packages);
 
   m.def("_initialized", [] {
     try {
@@ -161,7 +163,7 @@ NB_MODULE(_ortdlpack, m) {
       [] {
         nb::gil_scoped_release release;
         std::vector<std::tuple<std::string, std::string, std::string, std::vector<std::string>>> rows;
-        for (const ortdlpack::python::EpPackage& p : ortdlpack::python::installed_ep_packages()) {
+        for (const ortdlpack::EpPackage& p : ortdlpack::installed_ep_packages()) {
           rows.emplace_back(p.distribution, p.version, p.library, p.ep_names);
         }
         return rows;

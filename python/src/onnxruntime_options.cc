@@ -15,7 +15,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "common.h"
+#include "binding.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -93,13 +93,39 @@ void* conduit(nb::handle obj, const std::type_info& type) {
 
 }  // namespace
 
-const OrtSessionOptions* onnxruntime_session_options(nb::handle options) {
-  // PySessionOptions' first and only base is OrtSessionOptions: the same address.
-  return static_cast<const OrtSessionOptions*>(conduit(options, kPySessionOptions));
+void check_onnxruntime_options_type(nb::handle x, const char* type, const char* what) {
+  static PyTypeObject* const session_options = module_type("onnxruntime", "SessionOptions");
+  static PyTypeObject* const run_options = module_type("onnxruntime", "RunOptions");
+  PyTypeObject* const wanted = std::string(type) == "SessionOptions" ? session_options : run_options;
+  if (!PyObject_TypeCheck(x.ptr(), wanted)) {
+    throw nb::type_error(
+        (std::string(what) + " must be an onnxruntime." + type + " or None, not " + type_name(x.ptr())).c_str());
+  }
 }
 
-const OrtRunOptions* onnxruntime_run_options(nb::handle options) {
-  return static_cast<const OrtRunOptions*>(conduit(options, kOrtRunOptions));
+const OrtSessionOptions* onnxruntime_session_options(nb::handle options, const char* what, const char* hint) {
+  // PySessionOptions' first and only base is OrtSessionOptions: the same address.
+  const auto* o = static_cast<const OrtSessionOptions*>(conduit(options, kPySessionOptions));
+  if (o == nullptr) {
+    throw nb::value_error((std::string(what) +
+                           ": this onnxruntime does not hand out the ORT options behind its SessionOptions (pybind11's "
+                           "conduit)" +
+                           hint)
+                              .c_str());
+  }
+  return o;
+}
+
+const OrtRunOptions* onnxruntime_run_options(nb::handle options, const char* what) {
+  check_onnxruntime_options_type(options, "RunOptions", what);
+  const auto* o = static_cast<const OrtRunOptions*>(conduit(options, kOrtRunOptions));
+  if (o == nullptr) {
+    throw nb::value_error((std::string(what) +
+                           ": this onnxruntime does not hand out the ORT options behind its RunOptions (pybind11's "
+                           "conduit)")
+                              .c_str());
+  }
+  return o;
 }
 
 }  // namespace ortdlpack::py

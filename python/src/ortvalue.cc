@@ -4,13 +4,13 @@
 //   one). 1.32+ reads kDLBool; 1.21-1.31 take a bool tensor as uint8 plus the is_bool_tensor flag.
 // - reading an OrtValue's memory: C.OrtValue.__dlpack__ / to_dlpack(); before 1.32 a bool tensor comes out as uint8.
 #include <algorithm>
-#include <cstdio>
 #include <string>
 #include <vector>
 
 #include <nanobind/stl/vector.h>
 
-#include "common.h"
+#include "binding.h"
+#include "ort.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -25,17 +25,14 @@ struct OrtValueApi {
 
 const OrtValueApi& api() {
   static const OrtValueApi a = [] {
-    nb::module_ ort = nb::module_::import_("onnxruntime");
-    nb::module_ c = nb::module_::import_("onnxruntime.capi._pybind_state");
-    const std::string version = nb::cast<std::string>(ort.attr("__version__"));
-    int major = 0, minor = 0;
-    std::sscanf(version.c_str(), "%d.%d", &major, &minor);
+    constexpr const char* kC = "onnxruntime.capi._pybind_state";
     OrtValueApi r;
-    r.ortvalue_type = nb::object(ort.attr("OrtValue")).release().ptr();  // kept for the process's life, like the module
-    r.c_from_dlpack = nb::object(c.attr("OrtValue").attr("from_dlpack")).release().ptr();
-    r.c_device = nb::object(c.attr("OrtDevice")).release().ptr();
-    r.c_vector = nb::object(c.attr("OrtValueVector")).release().ptr();
-    r.knows_bool = major > 1 || (major == 1 && minor >= 32);
+    r.ortvalue_type = module_attribute("onnxruntime", "OrtValue");
+    r.c_from_dlpack = nb::object(nb::handle(module_attribute(kC, "OrtValue")).attr("from_dlpack")).release().ptr();
+    r.c_device = module_attribute(kC, "OrtDevice");
+    r.c_vector = module_attribute(kC, "OrtValueVector");
+    // The ORT in the process is the onnxruntime wheel's (one ORT per process): its C API version is its minor one.
+    r.knows_bool = ort_runtime_api_version() >= 32;
     return r;
   }();
   return a;
@@ -63,12 +60,12 @@ struct ValueExport {
 }  // namespace
 
 nb::object onnxruntime_device(const OrtMemoryInfo* memory) {
-  const python::OnnxruntimeDevice d = python::onnxruntime_device(memory);
+  const py::OnnxruntimeDevice d = onnxruntime_device_fields(memory);
   return nb::borrow(api().c_device)(d.device_type, d.memory_type, d.vendor_id, d.device_id);
 }
 
 Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory) {
-  if (python::onnxruntime_wraps(to_dlpack_device(memory).device_type)) {
+  if (py::onnxruntime_wraps(to_dlpack_device(memory).device_type)) {
     return import_any(ortvalue, nb::none(), nb::none(), "an output");
   }
   nb::object value = ortvalue.attr("_ortvalue");
@@ -102,12 +99,7 @@ Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory) {
     throw;
   }
   e->owner = owner.release().ptr();
-  try {
-    return ortdlpack::from_dlpack(m).tensor;
-  } catch (...) {
-    m->deleter(m);  // still ours on failure
-    throw;
-  }
+  return import_owned(m, CopyMode::kNever, Target::anywhere());
 }
 
 bool is_ortvalue(nb::handle x) {
@@ -127,17 +119,14 @@ nb::object ortvalue_from_capsule(nb::handle capsule) {
 
 nb::object ortvalue_of(const Tensor& t) {
   const DLDevice d = t.device();
-  if (!python::onnxruntime_wraps(d.device_type)) {
+  if (!py::onnxruntime_wraps(d.device_type)) {
     throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " +
                                              describe_memory(t.memory_info()) +
                                              " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory "
                                              "only); ortdlpack.run feeds such tensors to sessions");
   }
-  if (!t.host_accessible()) {
-    // onnxruntime orders nothing before its reads: the tensor is made complete first (streams.md rule 3's None).
-    nb::gil_scoped_release release;
-    order_for_consumer(t, std::nullopt);
-  }
+  // onnxruntime orders nothing before its reads: device memory is made complete first (streams.md rule 3's None).
+  if (!t.host_accessible()) order_for_consumer_without_gil(t, std::nullopt);
   return ortvalue_from_capsule(legacy_capsule_over(to_dlpack_versioned(t)));
 }
 

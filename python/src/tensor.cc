@@ -9,7 +9,9 @@
 #include <nanobind/stl/string.h>
 #include <numpy/arrayobject.h>
 
-#include "common.h"
+#include "binding.h"
+#include "dlpack_layout.h"
+#include "dtype_names.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -47,7 +49,7 @@ PyObject* dlpack_device_method(PyObject* self, PyObject*) {
 }
 
 nb::object numpy_dtype(nb::handle dtype) {
-  static PyObject* fn = nb::object(nb::module_::import_("numpy").attr("dtype")).release().ptr();  // process lifetime
+  static PyObject* const fn = module_attribute("numpy", "dtype");
   return nb::borrow(fn)(dtype);
 }
 

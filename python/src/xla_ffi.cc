@@ -13,7 +13,7 @@
 #include <string>
 #include <vector>
 
-#include "common.h"
+#include "binding.h"
 #include "stream_order.h"
 
 namespace ffi = xla::ffi;

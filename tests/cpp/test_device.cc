@@ -4,6 +4,8 @@
 
 #include <memory>
 
+#include "device_names.h"
+#include "ep_table.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/error.h"
 #include "support.h"
@@ -14,6 +16,10 @@ namespace {
 struct InfoDeleter {
   void operator()(OrtMemoryInfo* p) const { ort().ReleaseMemoryInfo(p); }
 };
+using detail::kVendorAmd;
+using detail::kVendorApple;
+using detail::kVendorIntel;
+using detail::kVendorNvidia;
 using InfoPtr = std::unique_ptr<OrtMemoryInfo, InfoDeleter>;
 
 InfoPtr make_v2(const char* name, OrtMemoryInfoDeviceType type, uint32_t vendor, int id, OrtDeviceMemoryType mem) {
@@ -174,6 +180,20 @@ TEST(DeviceNames, OneTableBothWays) {
   for (const char* bad : {"warp:0", "cuda:x", "cuda:-1", "cuda:", "cuda:99999999999"}) {
     EXPECT_EQ(test::kind_of([&] { dl_device_from_name(bad); }), ErrorKind::kInvalidArgument) << bad;
   }
+}
+
+TEST(Device, OrtDeviceAndMemoryTypesByName) {
+  EXPECT_EQ(ort_device_type_from_name("npu"), OrtMemoryInfoDeviceType_NPU);
+  EXPECT_EQ(memory_type_from_name("host_accessible"), OrtDeviceMemoryType_HOST_ACCESSIBLE);
+  EXPECT_EQ(test::kind_of([] { ort_device_type_from_name("tpu"); }), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(test::kind_of([] { memory_type_from_name("pinned"); }), ErrorKind::kInvalidArgument);
+}
+
+TEST(Device, OrtDeviceAndMemoryTypeValuesAreCheckedAsNamesAre) {
+  EXPECT_EQ(ort_device_type_from_value(3), OrtMemoryInfoDeviceType_NPU);
+  EXPECT_EQ(memory_type_from_value(5), OrtDeviceMemoryType_HOST_ACCESSIBLE);
+  EXPECT_EQ(test::kind_of([] { ort_device_type_from_value(99); }), ErrorKind::kInvalidArgument);
+  EXPECT_EQ(test::kind_of([] { memory_type_from_value(1); }), ErrorKind::kInvalidArgument);
 }
 
 }  // namespace

@@ -1,5 +1,7 @@
 #include "ortdlpack/dtype.h"
 
+#include "dtype_names.h"
+
 #include <gtest/gtest.h>
 
 #include "ortdlpack/error.h"

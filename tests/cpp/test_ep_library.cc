@@ -12,8 +12,8 @@
 #include <string>
 
 #include "ep_library.h"
+#include "ep_packages.h"
 #include "ortdlpack/ortdlpack.h"
-#include "python_adapters.h"
 #include "support.h"
 
 namespace fs = std::filesystem;
@@ -144,33 +144,33 @@ TEST(EpLibrary, CallerNamedFolderIsUsedOnceAndTheEpIsChecked) {
   EXPECT_EQ(fs::canonical(ep_library_dir()), fs::canonical(ORTDLPACK_TEST_ORT_LIB_DIR));
 }
 
-// --- EP packages (onnxruntime-ep-*), as a binding's finder reports them (python_adapters.h) ---------------------
+// --- EP packages (onnxruntime-ep-*), as a binding's finder reports them (ep_packages.h) ---------------------
 
 namespace {
 
-std::vector<python::EpPackage> g_packages;  // what the test finder reports
-std::vector<python::EpPackage> test_finder(const std::string& distribution) {
-  std::vector<python::EpPackage> found;
-  for (const python::EpPackage& p : g_packages) {
+std::vector<EpPackage> g_packages;  // what the test finder reports
+std::vector<EpPackage> test_finder(const std::string& distribution) {
+  std::vector<EpPackage> found;
+  for (const EpPackage& p : g_packages) {
     if (distribution.empty() || p.distribution == distribution) found.push_back(p);
   }
   return found;
 }
 
 // A package folder holding a copy of the virtual device library (a real EP library, found as a package's).
-python::EpPackage package(const char* tag, const char* distribution, std::vector<std::string> ep_names) {
+EpPackage package(const char* tag, const char* distribution, std::vector<std::string> ep_names) {
   const fs::path dir = temp_dir(tag);
   fs::copy_file(ORTDLPACK_VD_PATH, dir / "libplugin.so", fs::copy_options::overwrite_existing);
   return {distribution, "1.0", dir.string(), (dir / "libplugin.so").string(), std::move(ep_names)};
 }
 
 struct Finder {
-  explicit Finder(std::vector<python::EpPackage> packages) {
+  explicit Finder(std::vector<EpPackage> packages) {
     g_packages = std::move(packages);
-    python::set_ep_package_finder(&test_finder);
+    set_ep_package_finder(&test_finder);
   }
   ~Finder() {
-    python::set_ep_package_finder(nullptr);
+    set_ep_package_finder(nullptr);
     g_packages.clear();
   }
 };
@@ -194,10 +194,10 @@ TEST(EpLibrary, AMissingPackageSaysWhatToInstall) {
 }
 
 TEST(EpLibrary, APackagesLibraryMustBeAFileOfItsOwnFolder) {
-  python::EpPackage outside = package("outside", "onnxruntime-ep-webgpu", {"WebGpuExecutionProvider"});
+  EpPackage outside = package("outside", "onnxruntime-ep-webgpu", {"WebGpuExecutionProvider"});
   const std::string real = outside.library;
   outside.folder = temp_dir("elsewhere").string();
-  python::EpPackage dotted = outside;
+  EpPackage dotted = outside;
   dotted.library = dotted.folder + "/../" + fs::path(real).parent_path().filename().string() + "/libplugin.so";
   const Finder finder({outside, dotted});
   const std::string m = error_of([] { ensure_ep("webgpu"); });
@@ -212,7 +212,7 @@ TEST(EpLibrary, APackageMustBringTheEpItIsInstalledFor) {
 }
 
 TEST(EpLibrary, AnEpNoRowKnowsIsFoundAsThePackageNamedForIt) {
-  const python::EpPackage p = package("named", "onnxruntime-ep-virtual-device", {"VirtualDeviceEP"});
+  const EpPackage p = package("named", "onnxruntime-ep-virtual-device", {"VirtualDeviceEP"});
   const Finder finder({p});
   EXPECT_EQ(ensure_ep("virtual_device"), "VirtualDeviceEP");  // onnxruntime-ep-virtual-device, by its EP's name
   EXPECT_FALSE(select_ep_devices("VirtualDeviceEP", {}).empty());

@@ -2,6 +2,8 @@
 // (tests/python/test_devices.py) with the virtual device's counters.
 #include "ortdlpack/placement.h"
 
+#include "placement_rules.h"
+
 #include <gtest/gtest.h>
 
 #include <cstring>

@@ -7,7 +7,8 @@
 #include <string>
 #include <vector>
 
-#include "python_adapters.h"
+#include "onnxruntime_sessions.h"
+#include "placement_rules.h"
 #include "run_plan.h"
 #include "support.h"
 #include "virtual_device_env.h"
@@ -52,7 +53,7 @@ TEST_F(RunPlanTest, DeviceFeedForAHostInputIsStaged) {
   ASSERT_TRUE(plan.inputs[0].staged);
   EXPECT_TRUE(host_accessible(plan.inputs[0].bound().memory_info()));
   EXPECT_EQ(vd.counters().bytes_d2h, 32u);  // the one copy
-  EXPECT_TRUE(python::runs_with_values(plan));
+  EXPECT_TRUE(py::runs_with_values(plan));
 }
 
 TEST_F(RunPlanTest, DeviceDestinationOfAHostSessionIsRefusedBeforeItRuns) {
@@ -77,7 +78,7 @@ TEST_F(RunPlanTest, OutputsOnADeviceTheSessionHasNoEpForAreRefused) {
 }
 
 TEST_F(RunPlanTest, ASessionWritesTheMemoryOfItsEpDevices) {
-  const SessionInfo from_declarations = python::session_info({}, {}, {}, {});
+  const SessionInfo from_declarations = py::session_info({}, {}, {}, {});
   EXPECT_TRUE(from_declarations.inputs().empty());
   const SessionInfo cpu_only(add_.get());
   const SessionInfo with_ep(add_.get(), vd.devices);
@@ -121,8 +122,8 @@ TEST_F(RunPlanTest, OutputsAreAllocatedOnlyInMemoryTheSessionAllocates) {
   EXPECT_EQ(static_cast<const float*>(y.data())[3], 2 * (0.25f + 3));
 }
 
-python::IoDeclaration declared(const char* name, std::vector<std::string> dims, const char* type = "tensor(float)") {
-  python::IoDeclaration d;
+py::IoDeclaration declared(const char* name, std::vector<std::string> dims, const char* type = "tensor(float)") {
+  py::IoDeclaration d;
   d.name = name;
   d.type = type;
   d.shape = std::vector<int64_t>(dims.size(), -1);
@@ -132,8 +133,8 @@ python::IoDeclaration declared(const char* name, std::vector<std::string> dims, 
 
 TEST_F(RunPlanTest, ASymbolicDimensionIsALabelNotAConstraint) {
   // As ORT reads a model: Paddle2ONNX names both spatial dims of an OCR model "?", which ORT runs at 48x192.
-  const SessionInfo info = python::session_info({declared("x", {"?", "?"}), declared("y", {"N"})},
-                                                {declared("c", {"N"}), declared("d", {"K"})}, {}, {});
+  const SessionInfo info = py::session_info({declared("x", {"?", "?"}), declared("y", {"N"})},
+                                            {declared("c", {"N"}), declared("d", {"K"})}, {}, {});
   RunOptions into;
   into.destinations = {{"c", host_iota(4)}, {"d", host_iota(5)}};
   const RunPlan plan =
@@ -162,8 +163,8 @@ TEST_F(RunPlanTest, ChecksOrtMakesTooCarryOrtsCode) {
 }
 
 TEST_F(RunPlanTest, OptionalInputsAndOverridableInitializersNeedNoFeed) {
-  const SessionInfo info = python::session_info({declared("x", {"N"}), declared("o", {}, "optional(tensor(float))")},
-                                                {declared("y", {"N"})}, {declared("w", {"N"})}, {});
+  const SessionInfo info = py::session_info({declared("x", {"N"}), declared("o", {}, "optional(tensor(float))")},
+                                            {declared("y", {"N"})}, {declared("w", {"N"})}, {});
   EXPECT_EQ(plan_run(info, {{"x", host_iota(3)}}, {}, {}).inputs.size(), 1u);
   const RunPlan plan = plan_run(info, {{"x", host_iota(3)}, {"w", host_iota(2)}}, {}, {});
   ASSERT_EQ(plan.inputs.size(), 2u);
@@ -173,9 +174,9 @@ TEST_F(RunPlanTest, OptionalInputsAndOverridableInitializersNeedNoFeed) {
 }
 
 TEST_F(RunPlanTest, AValueRunReturnsItsOutputsInHostMemory) {
-  const SessionInfo info = python::session_info({declared("s", {}, "seq(tensor(float))"), declared("x", {"N"})},
-                                                {declared("y", {"N"}), declared("m", {}, "map(int64,tensor(float))")},
-                                                {}, {ORTDLPACK_VD_EP_NAME});
+  const SessionInfo info = py::session_info({declared("s", {}, "seq(tensor(float))"), declared("x", {"N"})},
+                                            {declared("y", {"N"}), declared("m", {}, "map(int64,tensor(float))")}, {},
+                                            {ORTDLPACK_VD_EP_NAME});
   const RunPlan plan = plan_run(info, {{"x", host_iota(3)}}, {}, {}, {"s"});
   EXPECT_TRUE(plan.needs_values());
   ASSERT_EQ(plan.values.size(), 1u);

@@ -57,6 +57,9 @@ def models(tmp_path_factory):
         "matmul_2": _model([helper.make_node("MatMul", ["X", "W"], ["Y"])],
                            [helper.make_tensor_value_info("X", f, ["N", 2])], [helper.make_tensor_value_info("Y", f, ["N", 1])],
                            [numpy_helper.from_array(np.array([[1.0], [2.0]], np.float32), "W")]),
+        "foldable": _model([helper.make_node("Mul", ["A", "B"], ["C"]), helper.make_node("Add", ["X", "C"], ["Y"])],
+                           [helper.make_tensor_value_info("X", f, [3, 2])], [helper.make_tensor_value_info("Y", f, [3, 2])],
+                           [numpy_helper.from_array(X.copy(), "A"), numpy_helper.from_array(X.copy(), "B")]),
         "logicaland": _model([helper.make_node("And", ["input1:0", "input:0"], ["output:0"])],
                              [helper.make_tensor_value_info("input1:0", TensorProto.BOOL, [2, 2]),
                               helper.make_tensor_value_info("input:0", TensorProto.BOOL, [2, 2])],
@@ -190,7 +193,8 @@ def test_get_providers(Session, models):
 
 
 def test_deserialization_from_path_object(Session, models):
-    Session(pathlib.Path(models["mul_1"]), providers=["CPUExecutionProvider"])
+    sess = Session(pathlib.Path(models["mul_1"]), providers=["CPUExecutionProvider"])
+    np.testing.assert_array_equal(np.asarray(sess.run(None, {"X": X})[0]), X * X)
 
 
 def test_model_meta(Session, models):
@@ -230,12 +234,26 @@ def test_profiler_get_start_time_ns(Session, models, tmp_path):
     assert t1 <= t2 <= t3
 
 
-def test_graph_optimization_level(Session, models):
+def test_graph_optimization_level(Session, models, tmp_path):
     opt = ort.SessionOptions()
     opt.graph_optimization_level = ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED
     sess = Session(models["logicaland"], sess_options=opt, providers=["CPUExecutionProvider"])
     a = np.array([[True, True], [False, False]], dtype=bool)
-    sess.run([], {"input1:0": a, "input:0": a})
+    b = np.array([[True, False], [True, False]], dtype=bool)
+    np.testing.assert_array_equal(np.asarray(sess.run([], {"input1:0": a, "input:0": b})[0]), a & b)
+
+    # The level reaches ORT: foldable's Mul of two initializers is folded from ORT_ENABLE_BASIC on, kept without
+    # optimisations (the optimized model ORT writes shows which).
+    def optimized_ops(level):
+        so = ort.SessionOptions()
+        so.graph_optimization_level = level
+        so.optimized_model_filepath = str(tmp_path / f"{int(level)}.onnx")
+        folded = Session(models["foldable"], sess_options=so, providers=["CPUExecutionProvider"])
+        np.testing.assert_array_equal(np.asarray(folded.run(None, {"X": X})[0]), X + X * X)
+        return [n.op_type for n in onnx.load(so.optimized_model_filepath).graph.node]
+
+    assert optimized_ops(ort.GraphOptimizationLevel.ORT_DISABLE_ALL) == ["Mul", "Add"]
+    assert optimized_ops(ort.GraphOptimizationLevel.ORT_ENABLE_EXTENDED) == ["Add"]
 
 
 def test_session_options_add_free_dimension_override_by_denotation(Session, models):

@@ -33,17 +33,25 @@ def test_write_through_torch_and_ortvalue():
 
 def test_producer_kept_alive_after_user_drops_it(collect):
     a = np.arange(1000, dtype=np.float64)
-    ref = weakref.ref(a) if hasattr(a, "__weakref__") else None
+    ref = weakref.ref(a)
     t = od.from_dlpack(a)
     del a
     collect()
+    assert ref() is not None  # the Tensor keeps its producer alive
     np.testing.assert_array_equal(t.numpy(), np.arange(1000))
+    del t
+    collect()
+    assert ref() is None  # and lets it go with the last user
     x = torch.arange(10.0)
+    ref = weakref.ref(x)
     t2 = od.from_dlpack(x)
     del x
     collect()
+    assert ref() is not None
     assert torch.equal(torch.from_dlpack(t2), torch.arange(10.0))
-    del ref
+    del t2
+    collect()
+    assert ref() is None
 
 
 def test_deleter_called_exactly_once_after_last_user(collect):

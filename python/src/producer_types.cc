@@ -8,7 +8,7 @@
 
 #include <nanobind/stl/string.h>
 
-#include "common.h"
+#include "binding.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -58,17 +58,43 @@ PyObject* class_attribute(PyTypeObject* type, PyObject* name) {
 #endif
 }
 
-bool immutable_producer(PyTypeObject* type) {
-  static std::unordered_map<PyTypeObject*, bool> statics;  // static types only (they live for the process); GIL
+Framework framework_of_type(PyTypeObject* type) {
+  static std::unordered_map<PyTypeObject*, Framework> statics;  // static types only (they live for the process); GIL
   const bool keep = is_static(type);
   if (keep) {
     auto it = statics.find(type);
     if (it != statics.end()) return it->second;
   }
   const std::string module = module_of(type);
-  const bool immutable = in_package(module, "jax") || in_package(module, "jaxlib") || in_package(module, "tensorflow");
-  if (keep) statics[type] = immutable;
-  return immutable;
+  Framework f = Framework::kOther;
+  if (in_package(module, "torch")) {
+    f = Framework::kTorch;
+  } else if (in_package(module, "numpy")) {
+    f = Framework::kNumpy;
+  } else if (in_package(module, "onnxruntime")) {
+    f = Framework::kOnnxruntime;
+  } else if (in_package(module, "cupy")) {
+    f = Framework::kCupy;
+  } else if (in_package(module, "jax") || in_package(module, "jaxlib")) {
+    f = Framework::kJax;
+  } else if (in_package(module, "tensorflow")) {
+    f = Framework::kTensorflow;
+  }
+  if (keep) statics[type] = f;
+  return f;
+}
+
+bool immutable_producer(PyTypeObject* type) {
+  const Framework f = framework_of_type(type);
+  return f == Framework::kJax || f == Framework::kTensorflow;
+}
+
+PyObject* module_attribute(const char* module, const char* name) {
+  return nb::object(nb::module_::import_(module).attr(name)).release().ptr();  // kept: process lifetime
+}
+
+PyTypeObject* module_type(const char* module, const char* name) {
+  return reinterpret_cast<PyTypeObject*>(module_attribute(module, name));
 }
 
 }  // namespace ortdlpack::py

@@ -10,7 +10,7 @@
 
 #include <nanobind/stl/string.h>
 
-#include "common.h"
+#include "binding.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -29,14 +29,9 @@ std::string known_names() {
   return s;
 }
 
-// A module attribute, imported once (process lifetime: modules are not unloaded).
-PyObject* attribute(const char* module, const char* name) {
-  return nb::object(nb::module_::import_(module).attr(name)).release().ptr();
-}
-
 PyTypeObject* torch_tensor_type() {
-  static PyObject* type = attribute("torch", "Tensor");
-  return reinterpret_cast<PyTypeObject*>(type);
+  static PyTypeObject* const type = module_type("torch", "Tensor");
+  return type;
 }
 
 // torch: the tensor handed to torch's C exchange API, which takes ownership of the DLPack tensor.
@@ -44,7 +39,8 @@ nb::object to_torch(const Tensor& t) {
   check_framework_holds(OutputType::kTorch, t.element_type());
   static const DLPackExchangeAPI* api = exchange_api_of(torch_tensor_type());
   if (api == nullptr || api->managed_tensor_to_py_object_no_sync == nullptr) {
-    static PyObject* from_dlpack = attribute("torch", "from_dlpack");  // a torch without the C exchange API
+    static PyObject* const from_dlpack =
+        module_attribute("torch", "from_dlpack");  // a torch without the C exchange API
     return nb::borrow(from_dlpack)(wrap(t));
   }
   if (!t.host_accessible()) {
@@ -54,8 +50,7 @@ nb::object to_torch(const Tensor& t) {
     if (api->current_work_stream != nullptr && api->current_work_stream(d.device_type, d.device_id, &stream) != 0) {
       throw nb::python_error();
     }
-    nb::gil_scoped_release release;
-    order_for_consumer(
+    order_for_consumer_without_gil(
         t, stream != nullptr ? std::optional<int64_t>(reinterpret_cast<intptr_t>(stream)) : std::optional<int64_t>());
   }
   DLManagedTensorVersioned* managed = to_dlpack_versioned(t);
@@ -76,15 +71,23 @@ nb::object to_numpy(const Tensor& t) {
   return host_array(t, owner, CopyMode::kIfNeeded);
 }
 
-// The framework of a Python type by its module: torch.Tensor (and subclasses such as torch.nn.Parameter), numpy
-// arrays (and onnxruntime's values), cupy arrays, jax arrays (jaxlib's); anything else: ortdlpack's Tensor.
-OutputType framework_of_type(PyTypeObject* type) {
-  const std::string module = module_of(type);
-  if (in_package(module, "torch")) return OutputType::kTorch;
-  // onnxruntime's own values (OrtValue, SparseTensor): its run returns numpy for them.
-  if (in_package(module, "numpy") || in_package(module, "onnxruntime")) return OutputType::kNumpy;
-  if (in_package(module, "cupy")) return OutputType::kCupy;
-  if (in_package(module, "jax") || in_package(module, "jaxlib")) return OutputType::kJax;
+// The output type of a Python type's framework (framework_of_type): torch, numpy (and onnxruntime's own values,
+// OrtValue and SparseTensor: its run returns numpy for them), cupy, jax; anything else: ortdlpack's Tensor.
+OutputType output_type_of(PyTypeObject* type) {
+  switch (framework_of_type(type)) {
+    case Framework::kTorch:
+      return OutputType::kTorch;
+    case Framework::kNumpy:
+    case Framework::kOnnxruntime:
+      return OutputType::kNumpy;
+    case Framework::kCupy:
+      return OutputType::kCupy;
+    case Framework::kJax:
+      return OutputType::kJax;
+    case Framework::kTensorflow:
+    case Framework::kOther:
+      break;
+  }
   return OutputType::kTensor;
 }
 
@@ -105,7 +108,7 @@ OutputType to_output_type(nb::handle spec, const char* what) {
 OutputType framework_of(nb::handle feed) {
   if (is_tensor(feed)) return OutputType::kTensor;
   if (numpy_kind(feed) != NumpyKind::kNone) return OutputType::kNumpy;  // (the common case, without its module)
-  const OutputType type = framework_of_type(Py_TYPE(feed.ptr()));
+  const OutputType type = output_type_of(Py_TYPE(feed.ptr()));
   // What is no DLPack producer (lists, scalars, dicts, strings: what onnxruntime's run takes) is numpy's, as
   // onnxruntime's outputs are.
   static PyObject* const dunder = PyUnicode_InternFromString("__dlpack__");  // process lifetime
@@ -135,11 +138,11 @@ nb::object to_framework(const Tensor& t, OutputType type) {
     case OutputType::kNumpy:
       return to_numpy(t);
     case OutputType::kCupy: {
-      static PyObject* from_dlpack = attribute("cupy", "from_dlpack");
+      static PyObject* const from_dlpack = module_attribute("cupy", "from_dlpack");
       return nb::borrow(from_dlpack)(wrap(t));
     }
     case OutputType::kJax: {
-      static PyObject* from_dlpack = attribute("jax.dlpack", "from_dlpack");
+      static PyObject* const from_dlpack = module_attribute("jax.dlpack", "from_dlpack");
       return nb::borrow(from_dlpack)(wrap(t));
     }
     case OutputType::kTensor:

@@ -1,6 +1,8 @@
-// The adapters to onnxruntime's Python API (python_adapters.h): its device names, the tensors its OrtValue reads,
-// sessions from its NodeArgs, and when a run can use its plain InferenceSession.run.
-#include "python_adapters.h"
+// The binding's adapters to onnxruntime's Python API (python/src/onnxruntime_devices.h, onnxruntime_sessions.h): its
+// device names, the tensors its OrtValue reads, sessions from its NodeArgs, and when a run can use its plain
+// InferenceSession.run. Plain C++: this test compiles them in.
+#include "onnxruntime_devices.h"
+#include "onnxruntime_sessions.h"
 
 #include <gtest/gtest.h>
 
@@ -12,7 +14,7 @@
 #include "support.h"
 #include "virtual_device_env.h"
 
-namespace ortdlpack::python {
+namespace ortdlpack::py {
 namespace {
 
 using test::host_iota;
@@ -26,7 +28,7 @@ struct SessionDeleter {
 };
 using SessionPtr = std::unique_ptr<OrtSession, SessionDeleter>;
 
-class PythonAdaptersTest : public ::testing::Test {
+class OnnxruntimeAdaptersTest : public ::testing::Test {
  protected:
   static void SetUpTestSuite() { vd = test::VirtualDeviceEnv::load("ortdlpack_vd_adapters"); }
   static void TearDownTestSuite() { vd.unload(); }
@@ -59,35 +61,24 @@ IoDeclaration::Memory MemoryOf(const OrtMemoryInfo* info) {
   return m;
 }
 
-TEST(PythonAdapters, OnnxruntimeNamesDevicesItsOwnWay) {
+TEST(OnnxruntimeAdapters, OnnxruntimeNamesDevicesItsOwnWay) {
   EXPECT_STREQ(onnxruntime_device_name(kDLROCM), "cuda");
   EXPECT_EQ(onnxruntime_device_name(kDLExtDev), nullptr);
-  EXPECT_EQ(ort_device_type_from_name("npu"), OrtMemoryInfoDeviceType_NPU);
-  EXPECT_EQ(memory_type_from_name("host_accessible"), OrtDeviceMemoryType_HOST_ACCESSIBLE);
-  EXPECT_EQ(kind_of([] { ort_device_type_from_name("tpu"); }), ErrorKind::kInvalidArgument);
-  EXPECT_EQ(kind_of([] { memory_type_from_name("pinned"); }), ErrorKind::kInvalidArgument);
 }
 
-TEST(PythonAdapters, EnumValuesAreCheckedAsNamesAre) {
-  EXPECT_EQ(ort_device_type_from_value(3), OrtMemoryInfoDeviceType_NPU);
-  EXPECT_EQ(memory_type_from_value(5), OrtDeviceMemoryType_HOST_ACCESSIBLE);
-  EXPECT_EQ(kind_of([] { ort_device_type_from_value(99); }), ErrorKind::kInvalidArgument);
-  EXPECT_EQ(kind_of([] { memory_type_from_value(1); }), ErrorKind::kInvalidArgument);
-}
-
-TEST_F(PythonAdaptersTest, OnnxruntimesDeviceCarriesVendorAndMemoryType) {
-  const OnnxruntimeDevice d = onnxruntime_device(vd.memory(1));
+TEST_F(OnnxruntimeAdaptersTest, OnnxruntimesDeviceCarriesVendorAndMemoryType) {
+  const OnnxruntimeDevice d = onnxruntime_device_fields(vd.memory(1));
   EXPECT_EQ(d.device_type, OrtMemoryInfoDeviceType_NPU);  // the virtual device's hardware type
   EXPECT_EQ(d.memory_type, OrtDeviceMemoryType_DEFAULT);
   EXPECT_EQ(d.vendor_id, ort().MemoryInfoGetVendorId(vd.memory(1)));
   EXPECT_EQ(d.device_id, 1);
 }
 
-TEST(PythonAdapters, AnEpDeviceTheEnvDoesNotHaveIsAnInvalidArgument) {
+TEST(OnnxruntimeAdapters, AnEpDeviceTheEnvDoesNotHaveIsAnInvalidArgument) {
   EXPECT_EQ(kind_of([] { find_ep_device("NoSuchEP", 0, 0, 0); }), ErrorKind::kInvalidArgument);
 }
 
-TEST(PythonAdapters, PlainTensorsAreWhatALegacyOnlyConsumerReads) {
+TEST(OnnxruntimeAdapters, PlainTensorsAreWhatALegacyOnlyConsumerReads) {
   auto p = Producer::make(DLDataType{kDLFloat, 32, 1}, {3, 2}, 8);
   const DLTensor& t = p->versioned.dl_tensor;
   EXPECT_TRUE(is_plain(t));
@@ -107,7 +98,7 @@ TEST(PythonAdapters, PlainTensorsAreWhatALegacyOnlyConsumerReads) {
   EXPECT_FALSE(is_plain(t));
 }
 
-TEST_F(PythonAdaptersTest, DeclarationsGiveWhatTheSessionGives) {
+TEST_F(OnnxruntimeAdaptersTest, DeclarationsGiveWhatTheSessionGives) {
   const SessionInfo from_session(add_.get());
   IoDeclaration x = Declared("X", "tensor(float)", std::vector<int64_t>{8});
   x.memory = MemoryOf(memory_info(DLDevice{kDLCPU, 0}));
@@ -123,7 +114,7 @@ TEST_F(PythonAdaptersTest, DeclarationsGiveWhatTheSessionGives) {
   EXPECT_EQ(declared.outputs()[0].memory, nullptr);  // not declared: unknown, treated as host
 }
 
-TEST_F(PythonAdaptersTest, DeclarationsOfEveryKind) {
+TEST_F(OnnxruntimeAdaptersTest, DeclarationsOfEveryKind) {
   IoDeclaration unknown_memory = Declared("c", "tensor(int64)", std::vector<int64_t>{});
   unknown_memory.memory = IoDeclaration::Memory{"NoSuchAllocator"};
   IoDeclaration device = Declared("d", "tensor(float)", std::vector<int64_t>{1});
@@ -151,7 +142,7 @@ TEST_F(PythonAdaptersTest, DeclarationsOfEveryKind) {
   EXPECT_TRUE(host_outputs(info));  // values only: onnxruntime's run returns them as an IOBinding would
 }
 
-TEST_F(PythonAdaptersTest, AHostRunRunsWithValues) {
+TEST_F(OnnxruntimeAdaptersTest, AHostRunRunsWithValues) {
   const SessionInfo info(add_.get());
   EXPECT_TRUE(host_outputs(info));
   Tensor x = host_iota(8);
@@ -167,14 +158,14 @@ TEST_F(PythonAdaptersTest, AHostRunRunsWithValues) {
   EXPECT_TRUE(runs_with_values(plan_run(info, {}, {}, {}, {"X"})));      // a value feed needs onnxruntime's run
 }
 
-TEST_F(PythonAdaptersTest, NumpyHasTheCommonTypes) {
+TEST_F(OnnxruntimeAdaptersTest, NumpyHasTheCommonTypes) {
   EXPECT_TRUE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16));
   EXPECT_TRUE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL));
   EXPECT_FALSE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16));
   EXPECT_FALSE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING));
 }
 
-TEST_F(PythonAdaptersTest, ANodeArgWithoutDimensionsTakesAnyRank) {
+TEST_F(OnnxruntimeAdaptersTest, ANodeArgWithoutDimensionsTakesAnyRank) {
   // onnxruntime shows an input declared without a shape as [], like a scalar: the plan must not refuse its feeds.
   const SessionInfo info = session_info({Declared("X", "tensor(float)", std::vector<int64_t>{})},
                                         {Declared("Y", "tensor(float)", std::nullopt)}, {}, {});
@@ -182,7 +173,7 @@ TEST_F(PythonAdaptersTest, ANodeArgWithoutDimensionsTakesAnyRank) {
   EXPECT_EQ(plan.inputs.size(), 1u);
 }
 
-TEST_F(PythonAdaptersTest, ASessionWritesTheMemoryOfItsEpDevices) {
+TEST_F(OnnxruntimeAdaptersTest, ASessionWritesTheMemoryOfItsEpDevices) {
   const std::vector<IoDeclaration> in{Declared("X", "tensor(float)", std::vector<int64_t>{8})};
   const std::vector<IoDeclaration> out{Declared("Y", "tensor(float)", std::vector<int64_t>{8})};
   const SessionInfo cpu = session_info(in, out, {}, {"CPUExecutionProvider"});
@@ -195,4 +186,4 @@ TEST_F(PythonAdaptersTest, ASessionWritesTheMemoryOfItsEpDevices) {
 }
 
 }  // namespace
-}  // namespace ortdlpack::python
+}  // namespace ortdlpack::py

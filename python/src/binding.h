@@ -15,8 +15,9 @@
 #include <optional>
 #include <string>
 
+#include "onnxruntime_devices.h"
+#include "onnxruntime_sessions.h"
 #include "ortdlpack/ortdlpack.h"
-#include "python_adapters.h"
 #include "run_plan.h"
 
 namespace nb = nanobind;
@@ -44,12 +45,12 @@ struct PyTensor {
   DLManagedTensorVersioned* view = nullptr;
 };
 
-// module.cc ------------------------------------------------------------------------------------------------------
+// module.cc -----------------------------------------------------------------------------------------------------------
 // Whether Python objects may still be touched from a C callback (a deleter, the EP package finder): false once the
 // interpreter began to exit (atexit ran; the limited API has no Py_IsFinalizing before 3.13).
 bool python_alive() noexcept;
 
-// errors.cc ------------------------------------------------------------------------------------------------------
+// errors.cc -----------------------------------------------------------------------------------------------------------
 void bind_errors(nb::module_& m);
 // The Python exception type for an ortdlpack::Error kind (kCopyRequired: ortdlpack.CopyRequiredError, both
 // ValueError and BufferError), and its name as DLPackExchangeAPI's set_error takes it.
@@ -74,7 +75,7 @@ R safe_call(R failed, F&& f) noexcept {
   }
 }
 
-// device.cc ------------------------------------------------------------------------------------------------------
+// device.cc -----------------------------------------------------------------------------------------------------------
 // A device as the binding names it: a DLPack device, plus the exact ORT memory when it came from an OrtEpDevice.
 struct Device {
   DLDevice dl{kDLCPU, 0};
@@ -93,11 +94,17 @@ long long to_integer(nb::handle h, const char* what, long long min = INT64_MIN, 
 nb::object make_device(DLDevice dl);
 void bind_device(nb::module_& m);
 
-// dlpack.cc ------------------------------------------------------------------------------------------------------
+// dlpack.cc -----------------------------------------------------------------------------------------------------------
 // copy=None/True/False (TypeError for anything else).
 CopyMode to_copy_mode(nb::handle copy);
 // The CopyRunner (placement.h) of every core call that may copy: the copy runs with the GIL released.
 void run_without_gil(const std::function<void()>& copy);
+// order_for_consumer (stream.h) as the binding calls it: with the GIL released when `t` is in device memory (the
+// order may wait on the host); host memory only checks `consumer`.
+void order_for_consumer_without_gil(const Tensor& t, std::optional<int64_t> consumer);
+// Imports a DLPack tensor handed to the binding (from a C exchange API or an export of its own), placed at `target`:
+// the Tensor owns it, or, if the import fails, its deleter has run (the one free-on-failure rule of the binding).
+Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& target);
 // A new Python ortdlpack.Tensor owning `t`.
 nb::object wrap(Tensor t);
 // Tensor.__dlpack__ and ortdlpack.from_dlpack.
@@ -115,7 +122,7 @@ Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* 
 nb::object legacy_capsule_over(DLManagedTensorVersioned* inner);
 void bind_dlpack(nb::module_& m);
 
-// ortvalue.cc ----------------------------------------------------------------------------------------------------
+// ortvalue.cc ---------------------------------------------------------------------------------------------------------
 // The onnxruntime.OrtValue boundary, through what the installed onnxruntime has (1.23 on).
 bool is_ortvalue(nb::handle x);
 // onnxruntime.OrtValue over an unconsumed legacy capsule (bool told to onnxruntime < 1.32 its own way).
@@ -125,29 +132,39 @@ nb::object ortvalue_from_capsule(nb::handle capsule);
 nb::object ortvalue_of(const Tensor& t);
 // An unconsumed legacy capsule of an onnxruntime.OrtValue's tensor, bool tensors typed kDLBool.
 nb::object capsule_of_ortvalue(nb::handle ortvalue);
-// onnxruntime's C.OrtDevice of `memory` (python::onnxruntime_device): how its IOBinding binds memory of any device.
+// onnxruntime's C.OrtDevice of `memory` (onnxruntime_device_fields, onnxruntime_devices.h): how its IOBinding binds
+// memory of any device.
 nb::object onnxruntime_device(const OrtMemoryInfo* memory);
 // A Tensor over an onnxruntime.OrtValue ORT allocated in `memory` (an IOBinding output), without a copy. onnxruntime's
 // DLPack export names CPU, CUDA and ROCm memory only (a plugin EP's raises, or comes out as CUDA): a value in other
 // memory is wrapped by address, owning a copy of the value (which shares its buffer).
 Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory);
 
-// types.cc -------------------------------------------------------------------------------------------------------
+// producer_types.cc ---------------------------------------------------------------------------------------------------
 // A class attribute of `type` (found along its MRO), borrowed, or nullptr; never raises, never keeps `type` alive.
 PyObject* class_attribute(PyTypeObject* type, PyObject* name);
 // The name of the module that defines `type` ("" when it says none), and whether it is package `top` or in it.
 std::string module_of(PyTypeObject* type);
 bool in_package(const std::string& module, const char* top);
+// The framework whose package defines `type` (subclasses such as torch.nn.Parameter included), told by its module
+// without importing any framework; kOther for anything else.
+enum class Framework { kOther, kTorch, kNumpy, kOnnxruntime, kCupy, kJax, kTensorflow };
+Framework framework_of_type(PyTypeObject* type);
 // Whether `type`'s arrays are immutable by contract though their capsules carry no READ_ONLY flag: JAX arrays and
-// TensorFlow tensors (ImportOptions::read_only), told by the module that defines the type, without importing either.
+// TensorFlow tensors (ImportOptions::read_only).
 bool immutable_producer(PyTypeObject* type);
+// `module`.`name` (a type, a function), imported on first use and kept for the process's life (modules are not
+// unloaded): the one way the binding caches what it calls or checks of another package. Borrowed.
+PyObject* module_attribute(const char* module, const char* name);
+// The same for a type: `static PyTypeObject* const t = module_type("onnxruntime", "RunOptions");`.
+PyTypeObject* module_type(const char* module, const char* name);
 
-// exchange_api.cc ------------------------------------------------------------------------------------------------
+// exchange_api.cc -----------------------------------------------------------------------------------------------------
 // The DLPackExchangeAPI of `type` (its __dlpack_c_exchange_api__ class attribute), or NULL. Keeps no reference.
 const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type);
 void bind_exchange_api(nb::module_& m, nb::handle tensor_type);
 
-// tensor.cc ------------------------------------------------------------------------------------------------------
+// tensor.cc -----------------------------------------------------------------------------------------------------------
 void bind_tensor(nb::module_& m);
 // The shape of `t` as a tuple of ints.
 nb::object shape_tuple(const Tensor& t);
@@ -163,7 +180,7 @@ nb::object numpy_dtype_of(ONNXTensorElementDataType type);
 // (no DLPack form: onnxruntime's run takes them as string tensors); an array of a user-defined dtype (ml_dtypes').
 enum class NumpyKind { kNone, kScalar, kNative, kStrings, kOther };
 NumpyKind numpy_kind(nb::handle x);
-// A numpy array over the host memory of a DLPack tensor of a dtype numpy has (python::numpy_has), which it owns:
+// A numpy array over the host memory of a DLPack tensor of a dtype numpy has (py::numpy_has), which it owns:
 // its deleter runs when numpy lets the array go (also when making the array fails).
 nb::object numpy_over(DLManagedTensorVersioned* m);
 // The bytes a numpy array's elements occupy, [begin, end); empty for anything else and for an empty array.
@@ -184,7 +201,7 @@ inline bool is_tensor(nb::handle h) {
 }
 inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
 
-// outputs.cc -----------------------------------------------------------------------------------------------------
+// output_frameworks.cc ------------------------------------------------------------------------------------------------
 // output_type=: the framework a run's outputs are made in (ortdlpack.Tensor, torch, numpy, cupy, jax, or that of the
 // feeds: framework_of the first feed).
 enum class OutputType { kTensor, kTorch, kNumpy, kCupy, kJax, kLikeFeeds };
@@ -200,19 +217,34 @@ void check_framework_holds(OutputType type, ONNXTensorElementDataType element_ty
 nb::object to_framework(const Tensor& t, OutputType type);
 nb::object to_frameworks(const std::vector<Tensor>& tensors, OutputType type);
 
-// onnxruntime_options.cc -----------------------------------------------------------------------------------------
-// The ORT struct behind an onnxruntime.SessionOptions / onnxruntime.RunOptions (borrowed: valid while the Python
-// object lives), or NULL when the installed onnxruntime does not hand it out.
-const OrtSessionOptions* onnxruntime_session_options(nb::handle options);
-const OrtRunOptions* onnxruntime_run_options(nb::handle options);
+// onnxruntime_options.cc ----------------------------------------------------------------------------------------------
+// TypeError "`what` must be an onnxruntime.`type` or None, not ..." unless `x` is one (`type`: "SessionOptions",
+// "RunOptions").
+void check_onnxruntime_options_type(nb::handle x, const char* type, const char* what);
+// The ORT struct behind an onnxruntime.SessionOptions (type checked by the caller) / onnxruntime.RunOptions (type
+// checked here), borrowed: valid while the Python object lives. ValueError naming `what` when the installed
+// onnxruntime does not hand it out (pybind11's conduit); `hint` ends that message.
+const OrtSessionOptions* onnxruntime_session_options(nb::handle options, const char* what, const char* hint);
+const OrtRunOptions* onnxruntime_run_options(nb::handle options, const char* what);
 
-// session.cc -----------------------------------------------------------------------------------------------------
+// session_providers.cc ------------------------------------------------------------------------------------------------
+// The (key, value) pairs of a dict[str, str] argument (None: none); TypeError naming `what` otherwise.
+std::vector<std::pair<std::string, std::string>> string_pairs(nb::handle dict, const char* what);
+// onnxruntime's providers=[name or (name, options)] and provider_options=[options, ...] (one per provider), as the
+// core's providers (which checks the names).
+std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_options);
+// The OrtSessionOptions behind an onnxruntime.SessionOptions (None: NULL), for the core to copy (SessionConfig::base).
+const OrtSessionOptions* to_base(nb::handle sess_options);
+// The (sess_options, providers, provider_options) ortdlpack.InferenceSession hands to onnxruntime's constructor.
+nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, nb::handle provider_options);
+
+// session.cc ----------------------------------------------------------------------------------------------------------
 // ortdlpack.Session: an OrtSession made with the C API on env() and run by ortdlpack::Session.
 void bind_session(nb::module_& m);
 // The core Session of an ortdlpack.Session (TypeError for any other object): valid while that object lives.
 Session& core_session(nb::handle session);
 
-// compiled_sessions.cc -------------------------------------------------------------------------------------------
+// compiled_sessions.cc ------------------------------------------------------------------------------------------------
 // A session that compiled code names by a number (torch's custom op, XLA's FFI call): its core Session, the shape
 // rules it was wrapped with, and a reference to its ortdlpack.Session, which keeps the core Session alive and is
 // released with the GIL when the last holder (the registry, or a run in progress) lets go.
@@ -231,16 +263,16 @@ struct CompiledSession {
 std::shared_ptr<const CompiledSession> compiled_session(uint64_t id);
 void bind_compiled_sessions(nb::module_& m);
 
-// xla_ffi.cc -----------------------------------------------------------------------------------------------------
+// xla_ffi.cc ----------------------------------------------------------------------------------------------------------
 // The XLA FFI handlers (CPU, CUDA) that run a compiled session on XLA's buffers, as capsules for
 // jax.ffi.register_ffi_target.
 void bind_xla_ffi(nb::module_& m);
 
-// config.cc ------------------------------------------------------------------------------------------------------
+// show_config.cc ------------------------------------------------------------------------------------------------------
 // What ortdlpack.show_config() asks the core about the env's EP devices.
 void bind_config(nb::module_& m);
 
-// request.cc -----------------------------------------------------------------------------------------------------
+// run_arguments.cc ----------------------------------------------------------------------------------------------------
 // A str argument (TypeError naming `what` otherwise).
 std::string str_of(nb::handle h, const char* what);
 // A request converted from Python: the feeds imported as Tensors, the feeds passed to onnxruntime as they are
@@ -268,7 +300,7 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, const std::vector<Io
              const char* feeds_argument, const char* hint, nb::handle output_names, nb::handle outputs,
              nb::handle device, nb::handle output_type, OutputType none_means, Values values);
 
-// run.cc ---------------------------------------------------------------------------------------------------------
+// run.cc --------------------------------------------------------------------------------------------------------------
 // ortdlpack.run, ortdlpack.InferenceSession's run() and bind(): a user's onnxruntime.InferenceSession run on the
 // core's plan.
 void bind_run(nb::module_& m);

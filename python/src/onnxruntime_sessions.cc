@@ -1,5 +1,5 @@
-// Adapters to onnxruntime's Python API (python_adapters.h).
-#include "python_adapters.h"
+// Sessions as onnxruntime's Python API describes them (onnxruntime_sessions.h).
+#include "onnxruntime_sessions.h"
 
 #include <memory>
 #include <string>
@@ -14,7 +14,7 @@
 #include "ortdlpack/error.h"
 #include "ortdlpack/handle.h"
 
-namespace ortdlpack::python {
+namespace ortdlpack::py {
 namespace {
 
 // The OrtMemoryInfo the fields describe, or NULL when neither ORT nor an EP device of the env knows the name.
@@ -78,39 +78,6 @@ bool numpy_has(ONNXTensorElementDataType type) {
   }
 }
 
-OnnxruntimeDevice onnxruntime_device(const OrtMemoryInfo* memory) {
-  const detail::MemoryFields m = detail::memory_fields(memory);
-  // Before 1.30 onnxruntime's Python names every GPU memory it binds by address "Cuda", whatever its vendor: only
-  // CUDA's kernels take it (the WebGPU EP refuses such buffers when the run begins).
-  if (m.device_type == OrtMemoryInfoDeviceType_GPU && m.vendor_id != kVendorNvidia && ort_runtime_api_version() < 30) {
-    throw Error(ErrorKind::kUnsupported,
-                "onnxruntime 1." + std::to_string(ort_runtime_api_version()) +
-                    " binds memory by address as CUDA "
-                    "memory, so a session cannot take " +
-                    describe_memory(memory) +
-                    " from ortdlpack.run: upgrade to "
-                    "onnxruntime >= 1.30, or run the model with ortdlpack.Session, which binds it on any onnxruntime");
-  }
-  return {static_cast<int>(m.device_type), static_cast<int>(m.memory_type), m.vendor_id, m.device_id};
-}
-
-bool onnxruntime_wraps(DLDeviceType type) { return type == kDLCPU || type == kDLCUDA || type == kDLROCM; }
-
-const OrtEpDevice* find_ep_device(const std::string& ep_name, int64_t hardware_type, int64_t vendor_id,
-                                  int64_t device_id) {
-  const OrtApi& api = ort();
-  for (const OrtEpDevice* d : detail::env_ep_devices()) {
-    const OrtHardwareDevice* hw = api.EpDevice_Device(d);
-    if (ep_name == api.EpDevice_EpName(d) && static_cast<int64_t>(api.HardwareDevice_Type(hw)) == hardware_type &&
-        static_cast<int64_t>(api.HardwareDevice_VendorId(hw)) == vendor_id &&
-        static_cast<int64_t>(api.HardwareDevice_DeviceId(hw)) == device_id) {
-      return d;
-    }
-  }
-  throw Error(ErrorKind::kInvalidArgument,
-              "OrtEpDevice of EP '" + ep_name + "' is not among the environment's EP devices");
-}
-
 SessionInfo session_info(const std::vector<IoDeclaration>& inputs, const std::vector<IoDeclaration>& outputs,
                          const std::vector<IoDeclaration>& initializers, const std::vector<std::string>& providers) {
   std::vector<const OrtEpDevice*> mine;
@@ -161,4 +128,4 @@ bool runs_with_values(const RunPlan& plan) {
   return true;
 }
 
-}  // namespace ortdlpack::python
+}  // namespace ortdlpack::py

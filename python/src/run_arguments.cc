@@ -12,7 +12,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "common.h"
+#include "binding.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -88,8 +88,7 @@ void refuse_if_autograd_tracks(nb::handle x) {
 // input without a DLPack form: numpy's own type. A list numpy cannot make such an array of is onnxruntime's
 // RuntimeError for it.
 nb::object as_array(nb::handle x, const IoInfo* io) {
-  static PyObject* const asarray =
-      nb::object(nb::module_::import_("numpy").attr("asarray")).release().ptr();  // process lifetime
+  static PyObject* const asarray = module_attribute("numpy", "asarray");
   const bool typed = io != nullptr && io->has_dlpack_form();
   try {
     if (!typed) return nb::borrow(asarray)(x);

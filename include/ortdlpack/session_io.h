@@ -1,0 +1,55 @@
+// ortdlpack: what a session's runs take and give: its inputs and outputs as the model declares them (IoInfo), the
+// feeds of a run (Feeds) and where its outputs go (RunOptions). Session (session.h) runs them; the run plan checks
+// every one of them before ORT runs.
+#pragma once
+
+#include <dlpack/dlpack.h>
+#include <onnxruntime_c_api.h>
+
+#include <cstdint>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ortdlpack/tensor.h"
+
+namespace ortdlpack {
+
+// One input or output of a session, as the model declares it.
+struct IoInfo {
+  std::string name;
+  bool is_tensor = false;  // false for sequences, maps, optionals and sparse tensors
+  std::string onnx_type;   // the type as ONNX spells it: "tensor(float)", "seq(tensor(int64))", "map(string,...)"
+  ONNXTensorElementDataType element_type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+  std::vector<int64_t> shape;             // -1 for a dynamic dimension
+  std::vector<std::string> dim_names;     // the symbolic name of each dynamic dimension ("" when unnamed)
+  bool has_shape = false;                 // false when the model gives no rank (any rank accepted)
+  const OrtMemoryInfo* memory = nullptr;  // where the session wants the input / produces the output (NULL: host)
+
+  /// \brief "float32[N,3,64,64]": the declared type as messages show it.
+  std::string type_string() const;
+  /// \brief Whether its values can be DLPack tensors: a tensor of an element type other than string.
+  bool has_dlpack_form() const noexcept;
+  /// \brief Whether an input must be fed: every one but an optional ("optional(...)") input.
+  bool required() const noexcept;
+};
+
+struct RunOptions {
+  // Preallocated outputs, by output name: ORT writes the result into that Tensor's memory, which must match the
+  // model's element type and fixed dimensions, must not be read-only, and must be memory the session can write for
+  // that output. The Tensor is returned as that output.
+  std::vector<std::pair<std::string, Tensor>> destinations;
+  // Where outputs without a destination are allocated. Neither set: where the session's EP produces them.
+  // At most one of the two may be set. CPU memory is always accepted (ORT copies device outputs to it); other memory
+  // only where the session produces that output or of one of its EP devices (DEFAULT or HOST_ACCESSIBLE): ORT has
+  // no allocator for any other (another device's pinned memory included) and would put the output in CPU memory.
+  const OrtMemoryInfo* output_memory = nullptr;
+  std::optional<DLDevice> output_device;
+  // Passed through to RunWithBinding (tags, terminate flag, config entries). May be NULL.
+  const OrtRunOptions* run_options = nullptr;
+};
+
+using Feeds = std::vector<std::pair<std::string, Tensor>>;
+
+}  // namespace ortdlpack

@@ -1,0 +1,194 @@
+// A session's providers and options as onnxruntime's arguments give them: providers= and provider_options= as the
+// core's providers, a dict[str, str] argument, the ORT options behind an onnxruntime.SessionOptions, and the
+// providers= ortdlpack.InferenceSession hands to onnxruntime (EP names resolved, options completed).
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include <nanobind/stl/string.h>
+
+#include "binding.h"
+
+namespace ortdlpack::py {
+namespace {
+
+// A provider option value as ORT takes it, a string: str as it is, bool as "1"/"0", int and float as Python writes
+// them (onnxruntime accepts these too).
+std::string option_value(nb::handle v, const std::string& what) {
+  if (PyUnicode_Check(v.ptr())) return nb::cast<std::string>(v);
+  if (PyBool_Check(v.ptr())) return v.is(Py_True) ? "1" : "0";
+  if (PyLong_Check(v.ptr()) || PyFloat_Check(v.ptr())) return nb::cast<std::string>(nb::str(v));
+  throw nb::type_error((what + " must be a str, bool, int or float, not " + type_name(v.ptr())).c_str());
+}
+
+std::vector<std::pair<std::string, std::string>> option_pairs(nb::handle dict, const std::string& what) {
+  if (!PyDict_Check(dict.ptr())) {
+    throw nb::type_error((what + " must be a dict of option names to values, not " + type_name(dict.ptr())).c_str());
+  }
+  std::vector<std::pair<std::string, std::string>> pairs;
+  for (auto [k, v] : nb::borrow<nb::dict>(dict)) {
+    std::string key = str_of(k, (what + " key").c_str());
+    pairs.emplace_back(key, option_value(v, what + "['" + key + "']"));
+  }
+  return pairs;
+}
+
+}  // namespace
+
+// The (key, value) pairs of a dict[str, str] argument (None: none).
+std::vector<std::pair<std::string, std::string>> string_pairs(nb::handle dict, const char* what) {
+  std::vector<std::pair<std::string, std::string>> pairs;
+  if (dict.is_none()) return pairs;
+  if (!PyDict_Check(dict.ptr())) throw nb::type_error((std::string(what) + " must be a dict[str, str]").c_str());
+  for (auto [k, v] : nb::borrow<nb::dict>(dict)) pairs.emplace_back(str_of(k, what), str_of(v, what));
+  return pairs;
+}
+
+// onnxruntime's providers=[name or (name, options)] and provider_options=[options, ...] (one per provider), as the
+// core's providers (which checks the names).
+std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_options) {
+  std::vector<Provider> out;
+  if (providers.is_none()) {
+    if (!provider_options.is_none()) throw nb::value_error("provider_options needs providers");
+    return out;
+  }
+  if (!PyList_Check(providers.ptr()) && !PyTuple_Check(providers.ptr())) {
+    throw nb::type_error((std::string("providers must be a list of provider names or (name, options) pairs, not ") +
+                          type_name(providers.ptr()))
+                             .c_str());
+  }
+  for (nb::handle p : providers) {
+    if (PyUnicode_Check(p.ptr())) {
+      out.push_back(Provider{nb::cast<std::string>(p), {}});
+    } else if ((PyTuple_Check(p.ptr()) || PyList_Check(p.ptr())) && nb::len(p) == 2 && PyUnicode_Check(p[0].ptr())) {
+      const std::string name = nb::cast<std::string>(p[0]);
+      out.push_back(Provider{name, option_pairs(p[1], "the options of provider '" + name + "'")});
+    } else {
+      throw nb::type_error((std::string("providers entries must be a name (str) or a (name, options) pair, not ") +
+                            nb::cast<std::string>(nb::repr(p)))
+                               .c_str());
+    }
+  }
+  if (provider_options.is_none()) return out;
+  if (!PyList_Check(provider_options.ptr()) && !PyTuple_Check(provider_options.ptr())) {
+    throw nb::type_error((std::string("provider_options must be a list of dicts, one per provider, not ") +
+                          type_name(provider_options.ptr()))
+                             .c_str());
+  }
+  if (nb::len(provider_options) != out.size()) {
+    throw nb::value_error(("provider_options has " + std::to_string(nb::len(provider_options)) + " entries for " +
+                           std::to_string(out.size()) + " providers (onnxruntime's rule: one per provider)")
+                              .c_str());
+  }
+  size_t i = 0;
+  for (nb::handle options : provider_options) {
+    Provider& p = out[i++];
+    std::vector<std::pair<std::string, std::string>> more =
+        option_pairs(options, "provider_options[" + std::to_string(i - 1) + "]");
+    if (!more.empty() && !p.options.empty()) {
+      throw nb::value_error(
+          ("provider '" + p.name + "' has options both in providers and in provider_options").c_str());
+    }
+    if (!more.empty()) p.options = std::move(more);
+  }
+  return out;
+}
+
+// The OrtSessionOptions behind an onnxruntime.SessionOptions, for the core to copy (SessionConfig::base).
+const OrtSessionOptions* to_base(nb::handle sess_options) {
+  if (sess_options.is_none()) return nullptr;
+  check_onnxruntime_options_type(sess_options, "SessionOptions", "sess_options");
+  if (nb::cast<bool>(sess_options.attr("has_providers")())) {
+    // ORT cannot list them: the session's providers, and the memory it may write outputs to, would be unknown.
+    throw nb::value_error(
+        "sess_options has execution providers added to it (add_provider, add_provider_for_devices): "
+        "pass them as providers= instead");
+  }
+  return onnxruntime_session_options(sess_options, "sess_options", ": pass the settings as ortdlpack.Session keywords");
+}
+
+// onnxruntime.InferenceSession's providers= as ortdlpack.InferenceSession hands them to onnxruntime: each name a
+// user writes resolved to the EP's name in ORT (provider_name: "webgpu", "qnn", an installed EP package registered
+// once under its EP's own name), its options completed with the defaults ortdlpack documents (provider_options).
+// onnxruntime selects some plugin EPs by name silently not at all (QNN runs on the CPU EP): when every provider is a
+// plugin EP of the env (an EP with EP devices; or the CPU EP) and the caller gave no SessionOptions, they are selected
+// by their EP devices on a SessionOptions of ortdlpack's (add_provider_for_devices, priority order), and providers=
+// goes as None. What is not a list of names or (name, options) pairs goes to onnxruntime as it is (its errors are
+// onnxruntime's). Returns (sess_options, providers, provider_options).
+nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, nb::handle provider_options) {
+  using ortdlpack::provider_name;
+  const nb::object unchanged = nb::make_tuple(sess_options, providers, provider_options);
+  if (providers.is_none() || (!PyList_Check(providers.ptr()) && !PyTuple_Check(providers.ptr()))) return unchanged;
+  const bool separate = !provider_options.is_none();
+  if (separate && (!PyList_Check(provider_options.ptr()) || nb::len(provider_options) != nb::len(providers))) {
+    return unchanged;
+  }
+  struct Entry {
+    std::string ep;
+    nb::object options;  // a dict, or None
+  };
+  std::vector<Entry> entries;
+  size_t i = 0;
+  for (nb::handle p : providers) {
+    nb::object name, options = separate ? nb::object(provider_options[i]) : nb::object(nb::none());
+    ++i;
+    if (PyUnicode_Check(p.ptr())) {
+      name = nb::borrow(p);
+    } else if (!separate && PyTuple_Check(p.ptr()) && nb::len(p) == 2 && PyUnicode_Check(p[0].ptr()) &&
+               PyDict_Check(p[1].ptr())) {
+      name = p[0];
+      options = p[1];
+    } else {
+      return unchanged;
+    }
+    if ((!options.is_none() && !PyDict_Check(options.ptr()))) return unchanged;
+    std::optional<std::string> ep;
+    {
+      const std::string written = nb::cast<std::string>(name);
+      nb::gil_scoped_release release;  // registering an EP library asks the package finder, which takes the GIL
+      ep = provider_name(written);
+    }
+    entries.push_back(Entry{ep ? *ep : nb::cast<std::string>(name), options});
+  }
+  const nb::object ort = nb::module_::import_("onnxruntime");
+  nb::list devices = nb::list(ort.attr("get_ep_devices")());
+  const auto devices_of = [&](const std::string& ep) {
+    nb::list of;
+    for (nb::handle d : devices) {
+      if (nb::cast<std::string>(d.attr("ep_name")) == ep) of.append(d);
+    }
+    return of;
+  };
+  bool plugin = false, by_devices = sess_options.is_none();
+  for (const Entry& e : entries) {
+    const bool is_plugin = e.ep != "CPUExecutionProvider" && nb::len(devices_of(e.ep)) != 0;
+    plugin = plugin || is_plugin;
+    by_devices = by_devices && (is_plugin || e.ep == "CPUExecutionProvider");
+  }
+  const auto completed = [](const Entry& e) {
+    std::vector<std::pair<std::string, std::string>> given;
+    if (!e.options.is_none()) {
+      for (auto [k, v] : nb::borrow<nb::dict>(e.options)) given.emplace_back(nb::str(k).c_str(), nb::str(v).c_str());
+    }
+    nb::dict d;
+    for (const auto& [k, v] : ortdlpack::provider_options(e.ep, std::move(given))) d[k.c_str()] = v.c_str();
+    return d;
+  };
+  if (plugin && by_devices) {
+    nb::object so = ort.attr("SessionOptions")();
+    for (const Entry& e : entries) so.attr("add_provider_for_devices")(devices_of(e.ep), completed(e));
+    return nb::make_tuple(so, nb::none(), nb::none());
+  }
+  nb::list names;
+  for (const Entry& e : entries) {
+    names.append(separate ? nb::object(nb::str(e.ep.c_str())) : nb::object(nb::make_tuple(e.ep.c_str(), completed(e))));
+  }
+  nb::list options;
+  if (separate) {
+    for (const Entry& e : entries) options.append(completed(e));
+  }
+  return nb::make_tuple(sess_options, names, separate ? nb::object(options) : nb::object(nb::none()));
+}
+
+}  // namespace ortdlpack::py
