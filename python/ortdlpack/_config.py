@@ -80,6 +80,22 @@ def _framework_lines(distributions: dict[str, list[str]]) -> list[str]:
     return ["Frameworks: " + "; ".join(found)]
 
 
+def _packages_distributions() -> dict[str, list[str]]:
+    """Top-level module -> the distributions that provide it. CPython 3.10's ``packages_distributions`` reads only
+    ``top_level.txt``, which wheels built by meson-python (numpy 2) and others lack; 3.11 infers those from the
+    distribution's files, as this does on 3.10."""
+    distributions = metadata.packages_distributions()
+    if sys.version_info >= (3, 11):
+        return distributions
+    for dist in metadata.distributions():
+        if dist.read_text("top_level.txt") is not None:
+            continue
+        tops = {f.parts[0] if len(f.parts) > 1 else f.stem for f in dist.files or () if f.suffix == ".py"}
+        for top in tops - {".."}:
+            distributions.setdefault(top, []).append(dist.metadata["Name"])
+    return distributions
+
+
 def show_config(file=None) -> None:
     """Prints what a bug report about ortdlpack needs: the versions of ortdlpack, DLPack, onnxruntime (and the C API
     version in use), which onnxruntime distribution is installed, the EP libraries shipped with it and the installed
@@ -89,6 +105,6 @@ def show_config(file=None) -> None:
     major, minor = _ortdlpack.DLPACK_VERSION
     lines = [f"ortdlpack {_ortdlpack.__version__} (DLPack {major}.{minor}), at {os.path.dirname(__file__)}",
              f"Python {sys.version.split()[0]} ({sys.executable})"]
-    distributions = metadata.packages_distributions()
+    distributions = _packages_distributions()
     lines += _onnxruntime_lines(distributions) + _device_lines() + _framework_lines(distributions)
     print("\n".join(lines), file=file if file is not None else sys.stdout)
