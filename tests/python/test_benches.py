@@ -10,6 +10,7 @@ from __future__ import annotations
 import os
 import re
 import sys
+import types
 
 import pytest
 from conftest import ROOT, needs, run_script
@@ -46,13 +47,21 @@ def test_compare_times_every_way_in_interleaved_rounds():
     assert times["a"] == runner.benchmarks[0].median()
 
 
-def test_calibration_reaches_min_time_and_budget_adds_rounds():
+def test_calibration_reaches_min_time_and_budget_adds_rounds(monkeypatch):
+    # The harness's clock is one that each call of the way advances by 100 us: the test does not depend on how
+    # busy the machine is.
+    now = [0.0]
+
+    def call():
+        now[0] += 1e-4
+
+    monkeypatch.setattr(harness, "time", types.SimpleNamespace(perf_counter=lambda: now[0]))
     runner = harness.Runner(rounds=1, min_time=0.002, budget=0.05)
-    runner.compare("g", {"sum": lambda: sum(range(100))})
+    runner.compare("g", {"call": call})
     (bench,) = runner.benchmarks
     run = bench.get_runs()[0]
     loops = bench.get_loops()
-    assert loops > 1 and loops * bench.median() >= 0.002 * 0.5  # batches of about min_time
+    assert loops == 32 and bench.median() == pytest.approx(1e-4)  # the first power of 2 whose batch lasts 2 ms
     assert [w[0] for w in run.warmups][-1] == loops  # the calibration batches are the warm-ups
     assert bench.get_nvalue() > 1  # the budget kept the rounds going
     assert run.get_metadata()["load_avg_1min"] >= 0
