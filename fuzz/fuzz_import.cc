@@ -131,9 +131,10 @@ struct Extent {
   bool compact = true;
 };
 
-Extent extent_of(const DLTensor& t) {
+// A padded sub-byte tensor (IS_SUBBYTE_TYPE_PADDED) holds one element per byte.
+Extent extent_of(const DLTensor& t, bool padded) {
   Extent e;
-  const __int128 elem_bits = t.dtype.bits;
+  const __int128 elem_bits = padded && t.dtype.bits < 8 ? 8 : t.dtype.bits;
   const __int128 elem = (elem_bits + 7) / 8;
   constexpr __int128 kHuge = __int128{1} << 40;  // beyond any readable size; keeps all arithmetic in range
   bool huge = false;
@@ -381,7 +382,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   std::vector<unsigned char> expected;
   bool have_expected = false;
   if (t.ndim >= 0 && t.ndim <= ortdlpack::kMaxNdim && (t.ndim == 0 || t.shape != nullptr)) {
-    const Extent e = extent_of(t);
+    // The legacy struct has no flags, so its sub-byte tensors are packed; the padded extent, larger, covers both.
+    const Extent e = extent_of(t, (flags & DLPACK_FLAG_BITMASK_IS_SUBBYTE_TYPE_PADDED) != 0);
     const __int128 buf_lo = reinterpret_cast<uintptr_t>(g_buffer);
     const __int128 buf_hi = buf_lo + kBufferBytes;
     const __int128 elem = (t.dtype.bits + 7) / 8;

@@ -76,7 +76,7 @@ struct Memory {
   std::string name;
 };
 std::vector<Memory> g_memories;   // CPU first
-std::vector<DLDevice> g_devices;  // output_device choices
+std::vector<DLDevice> g_devices;  // output_target device choices
 
 std::vector<int64_t> shape_of(const Io& io, int64_t n) {
   std::vector<int64_t> s = io.dims;
@@ -331,16 +331,16 @@ void run_one(FuzzedDataProvider& in) {
     if (!destination_of[o]) destination_of[o] = made.tensor;
     options.destinations.emplace_back(m.outputs[o].name, made.tensor);
   }
-  // Output memory / device.
+  // Where outputs are allocated (RunOptions::output_target), and whether they are read on the host.
   const OrtMemoryInfo* requested_memory = nullptr;
   switch (in.ConsumeIntegralInRange<int>(0, 7)) {
     case 1:
-      options.output_memory = requested_memory =
-          g_memories[in.ConsumeIntegralInRange<size_t>(0, g_memories.size() - 1)].info;
+      requested_memory = g_memories[in.ConsumeIntegralInRange<size_t>(0, g_memories.size() - 1)].info;
+      options.output_target = ortdlpack::Target::in(requested_memory);
       break;
     case 2: {
       const DLDevice d = g_devices[in.ConsumeIntegralInRange<size_t>(0, g_devices.size() - 1)];
-      options.output_device = d;
+      options.output_target = ortdlpack::Target::on(d);
       try {
         requested_memory = ortdlpack::memory_info(d);
       } catch (const Error&) {
@@ -349,21 +349,27 @@ void run_one(FuzzedDataProvider& in) {
       break;
     }
     case 3:
-      options.output_memory = g_memories[0].info;
-      options.output_device = DLDevice{kDLCPU, 0};
-      mistakes.add(true);
+      options.output_target = ortdlpack::Target::host();
       break;
     default:
       break;
+  }
+  const bool on_host = options.output_target.kind == ortdlpack::Target::Kind::kHost;
+  options.read_on_host = in.ConsumeIntegralInRange<int>(0, 3) == 0;
+  if (options.read_on_host) {
+    if (requested_memory != nullptr && !ortdlpack::host_accessible(requested_memory)) mistakes.add(true);
+    for (const auto& d : options.destinations) {
+      if (!d.second.host_accessible()) mistakes.add(true);
+    }
   }
   // Memory the session cannot write is refused for the outputs ORT allocates (none when all have destinations).
   bool allocated = false;
   for (size_t o : returned) allocated |= !destination_of[o];
   if (requested_memory != nullptr && allocated && !allocates(m, requested_memory)) mistakes.add(true);
-  if (options.output_memory != nullptr)
-    g_context += "  output memory " + ortdlpack::describe_memory(options.output_memory) + "\n";
-  if (options.output_device)
-    g_context += "  output device " + ortdlpack::describe_device(*options.output_device) + "\n";
+  if (requested_memory != nullptr)
+    g_context += "  output memory " + ortdlpack::describe_memory(requested_memory) + "\n";
+  if (on_host) g_context += "  outputs in host memory\n";
+  if (options.read_on_host) g_context += "  outputs read on the host\n";
   const bool bind = in.ConsumeIntegralInRange<int>(0, 3) == 0;
 
   settle();
@@ -385,6 +391,9 @@ void run_one(FuzzedDataProvider& in) {
           !ortdlpack::is_at(t, ortdlpack::Target::in(requested_memory))) {
         g_context += "  output " + std::to_string(r) + " in " + ortdlpack::describe_memory(t.memory_info()) + "\n";
         fail("an output is not in the requested memory");
+      }
+      if (!destination_of[o] && (on_host || options.read_on_host) && !t.host_accessible()) {
+        fail("an output read on the host is not in host memory");
       }
       if (bytes_of(t) != expected(m, o, by_input)) fail("an output holds wrong values");
     }

@@ -52,6 +52,17 @@ struct Source {
 };
 
 // A tensor over the producer's memory that owns `managed` (its deleter runs when ORT releases the value).
+}  // namespace
+
+namespace detail {
+// The one caller of Tensor's private constructor (tensor.h).
+struct TensorOfImport {
+  static Tensor make(OrtValue* value, ReadOnly read_only, DLDevice device) { return Tensor(value, read_only, &device); }
+};
+}  // namespace detail
+
+namespace {
+
 template <class Managed>
 Source<Managed> wrap(Managed* managed, const Layout& l, const OrtMemoryInfo* memory, ReadOnly read_only) {
   const DLTensor& t = managed->dl_tensor;
@@ -66,7 +77,7 @@ Source<Managed> wrap(Managed* managed, const Layout& l, const OrtMemoryInfo* mem
     delete allocator;  // the caller keeps `managed`
     check(status);
   }
-  return {Tensor(value, read_only, &t.device), allocator, false};
+  return {detail::TensorOfImport::make(value, read_only, t.device), allocator, false};
 }
 
 // A compact copy of a layout ORT cannot hold (gaps, negative or overlapping strides, misaligned data): host memory

@@ -148,17 +148,28 @@ void plan_destinations(const SessionInfo& info, const RunOptions& options, RunPl
   }
 }
 
-// Where outputs without a destination are allocated: options.output_memory / output_device, else where the session
-// produces them, else the host. A run with values (needs_values) is run by the caller with ORT's own value APIs
-// (onnxruntime's run), which return every output in host memory: it takes no destinations and no other placement.
+// Where outputs without a destination are allocated: options.output_target (session_io.h), read_on_host's checks.
+// A run with values (needs_values) is run by the caller with ORT's own value APIs (onnxruntime's run), which return
+// every output in host memory: it takes no destinations and no other placement.
 void plan_allocation(const SessionInfo& info, const RunOptions& options, RunPlan& plan) {
-  if (options.output_memory != nullptr && options.output_device.has_value()) {
-    invalid("RunOptions: set output_memory or output_device, not both");
-  }
-  const OrtMemoryInfo* requested = options.output_memory   ? options.output_memory
-                                   : options.output_device ? memory_info(*options.output_device)
-                                                           : nullptr;
+  const Target& target = options.output_target;
   const OrtMemoryInfo* host = memory_info(DLDevice{kDLCPU, 0});
+  const OrtMemoryInfo* requested = target.kind == Target::Kind::kDevice   ? memory_info(target.device)
+                                   : target.kind == Target::Kind::kMemory ? target.memory
+                                                                          : nullptr;
+  if (options.read_on_host) {  // checked now, before ORT writes anything
+    if (requested != nullptr && !host_accessible(requested)) {
+      invalid("outputs read on the host (numpy arrays) cannot be placed in " + describe_memory(requested));
+    }
+    for (const auto& [name, t] : options.destinations) {
+      if (!t.host_accessible()) {
+        invalid("outputs read on the host (numpy arrays) cannot be written into the destination of '" + name +
+                "', in " + describe_memory(t.memory_info()));
+      }
+    }
+  }
+  const bool on_host =
+      target.kind == Target::Kind::kHost || (target.kind == Target::Kind::kAnywhere && options.read_on_host);
   const bool values = plan.needs_values();
   if (values && (!options.destinations.empty() || (requested != nullptr && !host_accessible(requested)))) {
     const std::string why = !plan.values.empty() ? "input '" + plan.values.front()->name + "' is fed a value"
@@ -175,7 +186,8 @@ void plan_allocation(const SessionInfo& info, const RunOptions& options, RunPlan
       invalid("output '" + io.name + "' cannot be placed in " + describe_memory(requested) +
               ": the session produces it in " + produced_in(io) + " and has no execution provider on that device");
     }
-    out.memory = requested ? requested : io.memory && !values ? io.memory : host;
+    const bool produced_usable = io.memory != nullptr && !values && (!on_host || host_accessible(io.memory));
+    out.memory = requested ? requested : produced_usable ? io.memory : host;
   }
 }
 

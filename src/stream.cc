@@ -8,6 +8,7 @@
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/error.h"
+#include "stream_order.h"
 
 namespace ortdlpack {
 
@@ -19,7 +20,7 @@ OrtSyncStream* device_stream(const OrtMemoryInfo* memory) {
   return s ? s->stream() : nullptr;
 }
 
-uintptr_t consumer_stream(DLDevice device) {
+uintptr_t claim_import_stream(DLDevice device) {
   if (device.device_type == kDLCPU) return 0;
   const OrtMemoryInfo* memory = nullptr;
   try {
@@ -32,6 +33,21 @@ uintptr_t consumer_stream(DLDevice device) {
   if (s == nullptr) return 0;
   s->submit();  // the producer is about to order its work before the stream (note_import counts it once it did)
   return reinterpret_cast<uintptr_t>(s->handle());
+}
+
+bool adopt_producer_work(DLDevice device, uintptr_t producer_stream) {
+  if (device.device_type == kDLCPU) return false;
+  CallerStream producer;
+  producer.handle = producer_stream;
+  try {
+    producer.memory = memory_info(device);
+    detail::ensure_ep_for(producer.memory);  // an import entry point, as claim_import_stream
+    check_caller_stream(producer);           // the producer's stream is a caller's stream of the device
+  } catch (const Error&) {
+    return false;
+  }
+  adopt_caller_work(producer);
+  return true;
 }
 
 void synchronize(const OrtMemoryInfo* memory) {

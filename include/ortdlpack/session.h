@@ -13,7 +13,7 @@
 // Inputs are bound where they are when the session can read them there (host memory for the CPU EP; ORT copies
 // host feeds to a device EP itself). A feed in device memory for an input the session reads from the host is copied
 // to the host first through the env's data transfer: ORT would hand the device pointer to a CPU kernel. Outputs are
-// either allocated by the session (on the memory its EP produces them on, or on RunOptions::output_memory) or
+// either allocated by the session (on the memory its EP produces them on, or where RunOptions::output_target asks) or
 // written into caller-preallocated destinations (RunOptions::destinations), in which case the returned Tensor is
 // that destination: same OrtValue, same data pointer.
 //
@@ -25,8 +25,8 @@
 //     overridable initializer, may be left out); element type, rank or fixed-dimension mismatch; a tensor fed to a
 //     sequence, map or string input.
 //   Error(kInvalidArgument): an empty Tensor; a read-only destination or one for an output that has no DLPack form;
-//     output memory the session cannot produce to (a `device` of a device the session does not write, e.g. a plugin
-//     EP's memory for a CPU session) and conflicting RunOptions.
+//     output memory the session cannot produce to (an output_target on a device the session does not write, e.g. a
+//     plugin EP's memory for a CPU session); memory the host cannot read under RunOptions::read_on_host.
 //   Error(kUnsupported): a destination in memory the session cannot write (device memory for an output a host EP
 //     produces: a CPU kernel would write through the device pointer), and a requested output with no DLPack form
 //     (a sequence, map or string tensor: Session runs tensors; the Python InferenceSession runs every value).

@@ -7,11 +7,11 @@
 #include <onnxruntime_c_api.h>
 
 #include <cstdint>
-#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "ortdlpack/placement.h"
 #include "ortdlpack/tensor.h"
 
 namespace ortdlpack {
@@ -40,12 +40,17 @@ struct RunOptions {
   // model's element type and fixed dimensions, must not be read-only, and must be memory the session can write for
   // that output. The Tensor is returned as that output.
   std::vector<std::pair<std::string, Tensor>> destinations;
-  // Where outputs without a destination are allocated. Neither set: where the session's EP produces them.
-  // At most one of the two may be set. CPU memory is always accepted (ORT copies device outputs to it); other memory
-  // only where the session produces that output or of one of its EP devices (DEFAULT or HOST_ACCESSIBLE): ORT has
-  // no allocator for any other (another device's pinned memory included) and would put the output in CPU memory.
-  const OrtMemoryInfo* output_memory = nullptr;
-  std::optional<DLDevice> output_device;
+  // Where outputs without a destination are allocated (placement.h's Target, read for outputs):
+  //   kAnywhere  where the session's EP produces them;
+  //   kHost      where the session produces them when the host reads that memory, else CPU memory (ORT copies);
+  //   kDevice / kMemory  that device's memory / exactly that memory. CPU memory is always accepted (ORT copies
+  //     device outputs to it); other memory only where the session produces that output or of one of its EP devices
+  //     (DEFAULT or HOST_ACCESSIBLE): ORT has no allocator for any other (another device's pinned memory included)
+  //     and would put the output in CPU memory.
+  Target output_target = Target::anywhere();
+  // The caller reads every output on the host (a numpy consumer): kAnywhere then means kHost, and an output_target or
+  // a destination in memory the host cannot read is Error(kInvalidArgument), before ORT runs.
+  bool read_on_host = false;
   // Passed through to RunWithBinding (tags, terminate flag, config entries). May be NULL.
   const OrtRunOptions* run_options = nullptr;
 };

@@ -30,10 +30,19 @@ namespace ortdlpack {
 /// streams or without a way to wait for them).
 OrtSyncStream* device_stream(const OrtMemoryInfo* memory);
 
-/// \brief The native handle a DLPack producer must order its pending work before, for a tensor on `device` that
-/// ortdlpack is about to import (`__dlpack__(stream=...)`); 0 when the device has no stream (ask for `None`). From here
-/// on ortdlpack treats that stream as having pending work.
-uintptr_t consumer_stream(DLDevice device);
+/// \brief Claims ortdlpack's stream of `device` for an import: returns the native handle a DLPack producer must order
+/// its pending work before (`__dlpack__(stream=...)`), 0 when the device has no stream (ask for `None`), and from here
+/// on treats that stream as having pending work.
+uintptr_t claim_import_stream(DLDevice device);
+
+/// \brief Orders ortdlpack's stream of `device` after the work queued so far on a producer's native stream, for a
+/// device tensor handed over unordered: a DLPack C exchange API's managed_tensor_from_py_object_no_sync, whose
+/// producer names that stream with current_work_stream. ortdlpack's stream waits on the device (the host waits only if
+/// the EP refuses), so every later reader of the tensor through ortdlpack is ordered after its producer. false, with
+/// nothing done, when ortdlpack cannot wait for that stream (a device without an ortdlpack stream; a 0 handle where 0
+/// names no stream: it is CUDA's legacy default stream): the caller then has the producer order its work
+/// (`__dlpack__(stream=claim_import_stream(device))`).
+bool adopt_producer_work(DLDevice device, uintptr_t producer_stream);
 
 /// \brief Blocks until everything ortdlpack enqueued on the stream of `memory`'s device (and everything a producer
 /// ordered before it) has completed, then drops the sources ortdlpack kept for its copies queued there (docs/streams.md

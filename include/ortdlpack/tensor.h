@@ -74,15 +74,18 @@ enum class ReadOnly {
                 // a legacy export is what that producer hands out itself, so it is allowed
 };
 
+namespace detail {
+struct TensorOfImport;
+}  // namespace detail
+
 class Tensor {
  public:
   /// \brief An empty Tensor (no value: operator bool is false).
   Tensor() noexcept = default;
 
   /// \brief Takes ownership of `value`, also if it throws (the rule of ortdlpack.h: then released), which must be a
-  /// tensor (Error(kInvalidArgument) otherwise). `device`: the DLPack device of its memory when the caller knows it
-  /// (an import); otherwise it is looked up.
-  explicit Tensor(OrtValue* value, ReadOnly read_only = ReadOnly::kNo, const DLDevice* device = nullptr);
+  /// tensor (Error(kInvalidArgument) otherwise).
+  explicit Tensor(OrtValue* value, ReadOnly read_only = ReadOnly::kNo) : Tensor(value, read_only, nullptr) {}
 
   /// \brief Borrowed: valid while this Tensor (or a copy) lives.
   OrtValue* ort_value() const noexcept { return owner_ ? owner_->value.get() : nullptr; }
@@ -118,6 +121,9 @@ class Tensor {
   bool has_device() const noexcept { return owner_ && owner_->device_known; }
 
  private:
+  friend struct detail::TensorOfImport;  // import.cc: the DLPack device is the producer's, known without a lookup
+  Tensor(OrtValue* value, ReadOnly read_only, const DLDevice* device);  // device: NULL -> looked up
+
   struct Owner {
     Owner(OrtValue* v, ReadOnly ro);  // takes `v` only once everything about it was read
     Owned<OrtValue> value;

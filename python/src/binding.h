@@ -76,17 +76,16 @@ R safe_call(R failed, F&& f) noexcept {
 }
 
 // device.cc -----------------------------------------------------------------------------------------------------------
-// A device as the binding names it: a DLPack device, plus the exact ORT memory when it came from an OrtEpDevice.
-struct Device {
-  DLDevice dl{kDLCPU, 0};
-  const OrtMemoryInfo* memory = nullptr;  // owned by ORT (the EP device); NULL: use ortdlpack::memory_info(dl)
-};
+// ortdlpack.Device is the core's Target (placement.h), of kind kDevice (a DLPack device) or kMemory (the exact memory
+// of an EP device): the one "where" type from the core to the binding.
 // Accepts a Device, "cpu", "cuda:0", a (dl_device_type, id) tuple and an onnxruntime.OrtEpDevice. TypeError for
 // other types, ValueError for unknown names and out-of-range values, both naming the argument `what`.
-Device to_device(nb::handle spec, const char* what);
+Target to_device(nb::handle spec, const char* what);
+// The DLPack device a Device names (an EP device's: its memory's).
+DLDevice dl_device_of(const Target& device);
 // The env's OrtEpDevice behind an onnxruntime.OrtEpDevice (which exposes no pointer), found again by the core.
 const OrtEpDevice* ep_device_of(nb::handle ep);
-// The placement target (placement.h) a device argument names: None -> anywhere, an EP device -> its exact memory.
+// A device argument that may be None: None -> Target::anywhere(), else to_device.
 Target to_target(nb::handle spec, const char* what);
 // An integer argument (anything with __index__): TypeError for other types, ValueError outside [min, max], both
 // naming the argument `what`.

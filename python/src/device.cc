@@ -17,16 +17,18 @@ namespace ortdlpack::py {
 namespace {
 
 // An EP device, whose DEFAULT memory names the device exactly.
-Device from_ep_device(const OrtEpDevice* ep) {
+Target from_ep_device(const OrtEpDevice* ep) {
   const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(ep, OrtDeviceMemoryType_DEFAULT);
-  if (memory == nullptr) return Device{};  // EPs that use plain host memory (the CPU EP, QNN, ggml) declare none
-  return Device{to_dlpack_device(memory), memory};
+  // EPs that use plain host memory (the CPU EP, QNN, ggml) declare none.
+  if (memory == nullptr) return Target::on(DLDevice{kDLCPU, 0});
+  (void)to_dlpack_device(memory);  // refused now (kUnsupported) when no DLPack device maps it
+  return Target::in(memory);
 }
 
 // A device name: a DLPack device ("cuda:0"), else an EP's device ("qnn:0").
-Device from_name(const std::string& name) {
+Target from_name(const std::string& name) {
   try {
-    return Device{dl_device_from_name(name)};
+    return Target::on(dl_device_from_name(name));
   } catch (const Error&) {
     return from_ep_device(ep_device_from_name(name));
   }
@@ -37,7 +39,10 @@ PyTypeObject* ep_device_type() {
   return type;
 }
 
-nb::object dlpack_device(const Device& d) { return nb::make_tuple(static_cast<int>(d.dl.device_type), d.dl.device_id); }
+nb::object dlpack_device(const Target& d) {
+  const DLDevice dl = dl_device_of(d);
+  return nb::make_tuple(static_cast<int>(dl.device_type), dl.device_id);
+}
 
 }  // namespace
 
@@ -67,8 +72,12 @@ const OrtEpDevice* ep_device_of(nb::handle ep) {
                             to_integer(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
 }
 
-Device to_device(nb::handle spec, const char* what) {
-  if (nb::isinstance<Device>(spec)) return nb::cast<Device>(spec);
+DLDevice dl_device_of(const Target& device) {
+  return device.kind == Target::Kind::kMemory ? to_dlpack_device(device.memory) : device.device;
+}
+
+Target to_device(nb::handle spec, const char* what) {
+  if (nb::isinstance<Target>(spec)) return nb::cast<Target>(spec);
   try {
     if (PyUnicode_Check(spec.ptr())) return from_name(nb::cast<std::string>(spec));
     if (PyObject_TypeCheck(spec.ptr(), ep_device_type())) return from_ep_device(ep_device_of(spec));
@@ -80,7 +89,7 @@ Device to_device(nb::handle spec, const char* what) {
     const long long type =
         to_integer(NB_TUPLE_GET_ITEM(spec.ptr(), 0), (in + ": dl_device_type").c_str(), 1, INT32_MAX);
     const long long id = to_integer(NB_TUPLE_GET_ITEM(spec.ptr(), 1), (in + ": device_id").c_str(), 0, INT32_MAX);
-    return Device{DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)}};
+    return Target::on(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
   }
   throw nb::type_error((std::string(what) +
                         " must be a str ('cpu', 'cuda:0'), a (dl_device_type, device_id) tuple, "
@@ -90,36 +99,34 @@ Device to_device(nb::handle spec, const char* what) {
 }
 
 Target to_target(nb::handle spec, const char* what) {
-  if (spec.is_none()) return Target::anywhere();
-  const Device d = to_device(spec, what);
-  return d.memory ? Target::in(d.memory) : Target::on(d.dl);
+  return spec.is_none() ? Target::anywhere() : to_device(spec, what);
 }
 
-nb::object make_device(DLDevice dl) { return nb::cast(Device{dl, nullptr}); }
+nb::object make_device(DLDevice dl) { return nb::cast(Target::on(dl)); }
 
 void bind_device(nb::module_& m) {
-  nb::class_<Device>(m, "Device",
+  nb::class_<Target>(m, "Device",
                      "A device: 'cpu', 'cuda:0', a (dl_device_type, id) tuple, or an onnxruntime.OrtEpDevice.")
       .def(
-          "__init__", [](Device* self, nb::handle spec) { new (self) Device(to_device(spec, "spec")); },
+          "__init__", [](Target* self, nb::handle spec) { new (self) Target(to_device(spec, "spec")); },
           nb::arg("spec"),
           nb::sig("def __init__(self, spec: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> None"))
       .def_prop_ro(
-          "type", [](const Device& d) { return static_cast<int>(d.dl.device_type); },
+          "type", [](const Target& d) { return static_cast<int>(dl_device_of(d).device_type); },
           "The DLPack device type (DLDeviceType value, e.g. 1 for kDLCPU).")
       .def_prop_ro(
-          "id", [](const Device& d) { return d.dl.device_id; }, "The device index.")
+          "id", [](const Target& d) { return dl_device_of(d).device_id; }, "The device index.")
       .def_prop_ro(
           "kind",
-          [](const Device& d) -> std::optional<std::string> {
-            const char* n = device_type_name(d.dl.device_type);
+          [](const Target& d) -> std::optional<std::string> {
+            const char* n = device_type_name(dl_device_of(d).device_type);
             return n ? std::optional<std::string>(n) : std::nullopt;
           },
           "The device type's name ('cpu', 'cuda', ...), None for a type DLPack does not name.")
       .def_prop_ro(
           "onnxruntime_name",
-          [](const Device& d) -> std::optional<std::string> {
-            const char* n = py::onnxruntime_device_name(d.dl.device_type);
+          [](const Target& d) -> std::optional<std::string> {
+            const char* n = py::onnxruntime_device_name(dl_device_of(d).device_type);
             return n ? std::optional<std::string>(n) : std::nullopt;
           },
           "The device name onnxruntime's Python API uses for this memory ('cpu', 'cuda'), None when it has none.")
@@ -127,18 +134,19 @@ void bind_device(nb::module_& m) {
            "(dl_device_type, device_id), as Tensor.__dlpack_device__() returns.")
       .def(
           "__eq__",
-          [](const Device& d, nb::handle other) -> nb::object {
+          [](const Target& d, nb::handle other) -> nb::object {
             try {
-              const DLDevice o = to_device(other, "other").dl;
-              return nb::bool_(o.device_type == d.dl.device_type && o.device_id == d.dl.device_id);
+              const DLDevice o = dl_device_of(to_device(other, "other"));
+              const DLDevice self = dl_device_of(d);
+              return nb::bool_(o.device_type == self.device_type && o.device_id == self.device_id);
             } catch (const std::exception&) {  // not a device (ortdlpack, nanobind and Python errors alike)
               return nb::borrow(Py_NotImplemented);
             }
           },
           nb::sig("def __eq__(self, other: object) -> bool"))
-      .def("__hash__", [](const Device& d) { return nb::hash(dlpack_device(d)); })
-      .def("__str__", [](const Device& d) { return name_of(d.dl); })
-      .def("__repr__", [](const Device& d) { return "Device('" + name_of(d.dl) + "')"; });
+      .def("__hash__", [](const Target& d) { return nb::hash(dlpack_device(d)); })
+      .def("__str__", [](const Target& d) { return name_of(dl_device_of(d)); })
+      .def("__repr__", [](const Target& d) { return "Device('" + name_of(dl_device_of(d)) + "')"; });
 }
 
 }  // namespace ortdlpack::py

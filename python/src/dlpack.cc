@@ -110,11 +110,13 @@ Tensor import_capsule(PyObject* capsule, CopyMode copy, const Target& target, bo
                            .c_str());
 }
 
-// x's tensor through its type's C exchange API (DLPack 1.3): one C call, no capsule. Host tensors only: device tensors
-// go through __dlpack__, which orders the producer's work before the export. NULL when this route does not apply or
-// the producer's table refuses the tensor (torch's refuses quantized and sparse tensors with a RuntimeError; its
-// __dlpack__ says BufferError, as the protocol wants): __dlpack__ then decides.
-DLManagedTensorVersioned* exchange_export(nb::handle x) {
+// x's tensor through its type's C exchange API (DLPack 1.3): one C call, no capsule. The producer hands it over
+// unordered (no_sync): a device tensor is kept only when `device_tensors` and ortdlpack's stream can be ordered after
+// the producer's current work stream (adopt_producer_work), as __dlpack__(stream=ours) would have the producer order
+// it. NULL when this route does not apply, cannot order the tensor, or the producer's table refuses it (torch's refuses
+// quantized and sparse tensors with a RuntimeError; its __dlpack__ says BufferError, as the protocol wants): __dlpack__
+// then decides.
+DLManagedTensorVersioned* exchange_export(nb::handle x, bool device_tensors) {
   const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()));
   DLManagedTensorVersioned* m = nullptr;
   if (api == nullptr) return nullptr;
@@ -123,7 +125,15 @@ DLManagedTensorVersioned* exchange_export(nb::handle x) {
     PyErr_Clear();
     return nullptr;
   }
-  if (m->dl_tensor.device.device_type == kDLCPU) return m;
+  const DLDevice device = m->dl_tensor.device;
+  if (device.device_type == kDLCPU) return m;
+  void* producer_stream = nullptr;
+  if (device_tensors && api->current_work_stream != nullptr &&
+      api->current_work_stream(device.device_type, device.device_id, &producer_stream) == 0) {
+    nb::gil_scoped_release release;  // the host may wait for the producer's stream
+    if (adopt_producer_work(device, reinterpret_cast<uintptr_t>(producer_stream))) return m;
+  }
+  PyErr_Clear();
   if (m->deleter != nullptr) m->deleter(m);  // DLPack allows a tensor without a deleter
   return nullptr;
 }
@@ -174,7 +184,7 @@ uintptr_t stream_for_producer(nb::handle x) {
   }
   if (type == kDLCPU || id < 0) return 0;
   nb::gil_scoped_release release;
-  return consumer_stream(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
+  return claim_import_stream(DLDevice{static_cast<DLDeviceType>(type), static_cast<int32_t>(id)});
 }
 
 // Asks a producer for a capsule: __dlpack__(max_version=(1, 3)[, stream=...][, dl_device=...][, copy=...]), naming
@@ -238,7 +248,7 @@ Tensor import_object(nb::handle x, nb::handle device, nb::handle copy, const cha
   const Target target = to_target(device, "device");
   if (is_tensor(x)) return place(tensor_of(x).tensor, target, mode, "from_dlpack", nullptr, &run_without_gil).tensor;
   if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
-  if (DLManagedTensorVersioned* m = exchange_export(x)) return import_owned(m, mode, target);
+  if (DLManagedTensorVersioned* m = exchange_export(x, true)) return import_owned(m, mode, target);
   if (DLManagedTensorVersioned* m = numpy_extension_export(x)) return import_owned(m, mode, target);
   // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
   if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
@@ -321,8 +331,11 @@ nb::object as_ortvalue(nb::handle x) {
   if (PyCapsule_CheckExact(x.ptr()))
     return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
   if (exchange_api_of(Py_TYPE(x.ptr())) != nullptr) {
-    if (DLManagedTensorVersioned* m = exchange_export(x)) {
-      if (py::is_plain(m->dl_tensor, m->flags)) return ortvalue_from_capsule(legacy_capsule_over(m));
+    if (DLManagedTensorVersioned* m = exchange_export(x, true)) {
+      // A device tensor is ordered on ortdlpack's stream, which ortvalue_of completes; onnxruntime would not wait.
+      if (m->dl_tensor.device.device_type == kDLCPU && py::is_plain(m->dl_tensor, m->flags)) {
+        return ortvalue_from_capsule(legacy_capsule_over(m));
+      }
       return ortvalue_of(import_owned(m, CopyMode::kIfNeeded, Target::anywhere()));
     }
   } else {
@@ -350,7 +363,7 @@ Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* 
 
 nb::object numpy_view_of(nb::handle x) {
   if (exchange_api_of(Py_TYPE(x.ptr())) == nullptr) return nb::object();
-  DLManagedTensorVersioned* m = exchange_export(x);  // host tensors only
+  DLManagedTensorVersioned* m = exchange_export(x, false);
   if (m == nullptr) return nb::object();
   ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
   try {

@@ -71,7 +71,7 @@ int to_py_object(DLManagedTensorVersioned* tensor, void** out_py_object) {
 int current_work_stream(DLDeviceType type, int32_t id, void** out_current_stream) {
   // The stream ortdlpack orders its work on for that device (stream.h); NULL when it has none.
   try {
-    *out_current_stream = reinterpret_cast<void*>(consumer_stream(DLDevice{type, id}));
+    *out_current_stream = reinterpret_cast<void*>(claim_import_stream(DLDevice{type, id}));
     return 0;
   } catch (...) {
     *out_current_stream = nullptr;

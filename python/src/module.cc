@@ -81,7 +81,7 @@ OrtDeviceMemoryType parse_memory_type(nb::handle h) {
 uint32_t parse_vendor_id(nb::handle h) { return static_cast<uint32_t>(to_integer(h, "vendor_id", 0, UINT32_MAX)); }
 
 DLDeviceType parse_dl_device_type(nb::handle h) {
-  if (PyUnicode_Check(h.ptr())) return to_device(h, "dl_device_type").dl.device_type;
+  if (PyUnicode_Check(h.ptr())) return dl_device_of(to_device(h, "dl_device_type")).device_type;
   return static_cast<DLDeviceType>(to_integer(h, "dl_device_type", 1, INT32_MAX));
 }
 

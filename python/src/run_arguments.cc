@@ -188,33 +188,8 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, const std::vector<Io
                                           import_any(x, nb::none(), nb::borrow(Py_False), "the tensor"));
     });
   }
-  const OrtMemoryInfo* placed = nullptr;  // where device= puts the outputs
-  if (!device.is_none()) {
-    const Device d = to_device(device, "device");
-    if (d.memory != nullptr) {
-      r.options.output_memory = d.memory;  // an EP device's own memory: exactly that
-    } else {
-      r.options.output_device = d.dl;
-    }
-    placed = d.memory != nullptr ? d.memory : memory_info(d.dl);
-  } else if (needs_host(r.type)) {
-    r.options.output_device = DLDevice{kDLCPU, 0};  // ORT copies a device output to the host itself
-  }
-  if (needs_host(r.type)) {
-    // Checked now, before ORT writes anything.
-    if (placed != nullptr && !host_accessible(placed)) {
-      throw nb::value_error(
-          ("output_type 'numpy' needs outputs in host memory; device= puts them in " + describe_memory(placed))
-              .c_str());
-    }
-    for (const auto& [name, t] : r.options.destinations) {
-      if (!t.host_accessible()) {
-        throw nb::value_error(("output_type 'numpy' needs outputs in host memory; the destination of '" + name +
-                               "' is in " + describe_memory(t.memory_info()))
-                                  .c_str());
-      }
-    }
-  }
+  r.options.output_target = to_target(device, "device");
+  r.options.read_on_host = needs_host(r.type);  // numpy: ORT copies a device output to the host itself
 }
 
 }  // namespace ortdlpack::py

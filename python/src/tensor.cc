@@ -352,7 +352,7 @@ void bind_tensor(nb::module_& m) {
       .def_prop_ro(
           "dtype", [](nb::handle self) { return std::string(dtype_name(tensor_of(self).tensor.element_type())); },
           "numpy-style name of the element type ('float32', 'bool', 'bfloat16', 'float8_e4m3fn', 'int4', ...).")
-      .def_prop_ro("device", [](nb::handle self) { return Device{tensor_of(self).tensor.device(), nullptr}; })
+      .def_prop_ro("device", [](nb::handle self) { return Target::on(tensor_of(self).tensor.device()); })
       .def_prop_ro(
           "data_ptr", [](nb::handle self) { return address(tensor_of(self).tensor.data()); },
           nb::sig("def data_ptr(self) -> int"),

@@ -103,7 +103,7 @@ class AsyncProducer {
     if (rc != 0) throw std::runtime_error("the producer could not order its work before the consumer's stream");
   }
 
-  // The export a consumer gets for its stream (0 from consumer_stream() means "no stream": None).
+  // The export a consumer gets for its stream (0 from claim_import_stream() means "no stream": None).
   DLManagedTensorVersioned* export_for(const Tensor& t, uintptr_t consumer) const {
     order_before(consumer != 0 ? std::optional<int64_t>(static_cast<int64_t>(consumer)) : std::nullopt);
     return to_dlpack_versioned(t);

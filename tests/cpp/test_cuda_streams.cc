@@ -199,7 +199,7 @@ TEST_F(CudaStreams, AWaitOnAnotherDeviceSetsAndRestoresTheCurrentDevice) {
   EXPECT_EQ(ortdlpack_cuda_sim_calls("cudaSetDevice"), 0u);
 }
 
-// Import: the producer is told ortdlpack's stream (consumer_stream, a cudaStream_t of the device) and orders its
+// Import: the producer is told ortdlpack's stream (claim_import_stream, a cudaStream_t of the device) and orders its
 // pending work before it with an event, as torch's __dlpack__(stream=) does; every later reader sees the write.
 TEST_F(CudaStreams, ImportSeesTheProducersPendingWrite) {
   ASSERT_EQ(cudaSetDevice(1), 0);  // the producer's device
@@ -213,7 +213,7 @@ TEST_F(CudaStreams, ImportSeesTheProducersPendingWrite) {
     test::Gate held_back(ortdlpack_vd_stream_pause, ortdlpack_vd_stream_resume, producer,
                          std::chrono::milliseconds(200));  // the write lands only after ortdlpack asked for the stream
     ASSERT_EQ(cudaMemcpyAsync(buffer.data(), want.data(), 64 * sizeof(float), kH2D, producer), 0);
-    const uintptr_t consumer = consumer_stream(DLDevice{kDLCUDA, 1});
+    const uintptr_t consumer = claim_import_stream(DLDevice{kDLCUDA, 1});
     ASSERT_NE(consumer, 0u);
     ASSERT_EQ(cudaEventRecord(event, producer), 0);
     ASSERT_EQ(cudaStreamWaitEvent(reinterpret_cast<void*>(consumer), event, 0), 0);
@@ -223,6 +223,32 @@ TEST_F(CudaStreams, ImportSeesTheProducersPendingWrite) {
     EXPECT_TRUE(held_back.timed_out());
   }
   ASSERT_EQ(cudaEventDestroy(event), 0);
+  ASSERT_EQ(cudaStreamDestroy(producer), 0);
+}
+
+// An unordered import (torch's C exchange table: no_sync, its current stream from current_work_stream): ortdlpack's
+// stream adopts the producer's pending work with an event, on the device; 0 is CUDA's legacy default stream, which
+// torch's current stream is by default.
+TEST_F(CudaStreams, AdoptingTheProducersStreamOrdersAnUnorderedImport) {
+  ASSERT_EQ(cudaSetDevice(1), 0);
+  void* producer = nullptr;
+  ASSERT_EQ(cudaStreamCreate(&producer), 0);
+  const Tensor buffer = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {64}, DLDevice{kDLCUDA, 1});
+  const std::vector<float> want = iota(64, 9.0f);
+  Tensor imported;
+  {
+    test::Gate held_back(ortdlpack_vd_stream_pause, ortdlpack_vd_stream_resume, producer,
+                         std::chrono::milliseconds(200));  // the write lands only after ortdlpack adopted it
+    ASSERT_EQ(cudaMemcpyAsync(buffer.data(), want.data(), 64 * sizeof(float), kH2D, producer), 0);
+    ortdlpack_cuda_sim_reset();
+    ASSERT_TRUE(adopt_producer_work(DLDevice{kDLCUDA, 1}, reinterpret_cast<uintptr_t>(producer)));
+    EXPECT_GT(ortdlpack_cuda_sim_calls("cudaStreamWaitEvent"), 0u) << "ordered on the device";
+    EXPECT_EQ(ortdlpack_cuda_sim_calls("cudaStreamSynchronize"), 0u) << "the host did not wait";
+    imported = from_dlpack(to_dlpack_versioned(buffer)).tensor;
+    EXPECT_EQ(values(to(imported, DLDevice{kDLCPU, 0})), want);
+    EXPECT_TRUE(held_back.timed_out());
+  }
+  EXPECT_TRUE(adopt_producer_work(DLDevice{kDLCUDA, 1}, 0));  // the legacy default stream
   ASSERT_EQ(cudaStreamDestroy(producer), 0);
 }
 
@@ -273,7 +299,7 @@ TEST_F(CudaStreams, ASessionOnTheCudaPluginEpReadsAndWritesCudaMemory) {
   EXPECT_EQ(session.providers().front(), "CUDAExecutionProvider");
   const Tensor x = pending(1, 1.0f, 8);
   RunOptions options;
-  options.output_memory = memory(1);
+  options.output_target = Target::in(memory(1));
   const std::vector<Tensor> y = session.run({{"x", x}}, {}, options);
   EXPECT_EQ(to_dlpack_device(y[0].memory_info()).device_type, kDLCUDA);
   EXPECT_EQ(ortdlpack_vd_is_device_pointer(y[0].data(), 32), 1);

@@ -67,14 +67,43 @@ TEST_F(RunPlanTest, DeviceDestinationOfAHostSessionIsRefusedBeforeItRuns) {
 TEST_F(RunPlanTest, OutputsOnADeviceTheSessionHasNoEpForAreRefused) {
   Session s(add_.get());
   RunOptions by_device;
-  by_device.output_device = DLDevice{kDLExtDev, 0};
+  by_device.output_target = Target::on(DLDevice{kDLExtDev, 0});
   ExpectError(ErrorKind::kInvalidArgument, [&] { s.run({{"X", host_iota(8)}}, {}, by_device); },
               {"output 'Y' cannot be placed in VirtualDevice", "no execution provider"});
   RunOptions by_memory;
-  by_memory.output_memory = vd.memory(1);
+  by_memory.output_target = Target::in(vd.memory(1));
   ExpectError(ErrorKind::kInvalidArgument, [&] { s.run({{"X", host_iota(8)}}, {}, by_memory); },
               {"output 'Y' cannot be placed"});
   EXPECT_EQ(vd.counters().allocs, 0u);
+}
+
+// RunOptions::read_on_host (a numpy consumer): device memory the host cannot read is refused before ORT runs, for
+// allocated outputs and destinations alike; host memory is accepted, and outputs the session produces on a device
+// are allocated in CPU memory (ORT copies them).
+TEST_F(RunPlanTest, OutputsReadOnTheHostAreInHostMemory) {
+  examples::ModelBuilder b;
+  b.Node("Add", {"X", "X"}, {"Y"});
+  SessionPtr on_ep(b.Build({b.Value("X", kF32, {8})}, {b.Value("Y", kF32, {8})}, 1, {vd.devices[0]}));
+  Session s(on_ep.get(), {vd.devices[0]});
+  RunOptions on_host;
+  on_host.read_on_host = true;
+  const Tensor y = s.run({{"X", host_iota(8)}}, {}, on_host)[0];
+  EXPECT_TRUE(y.host_accessible());
+  EXPECT_EQ(static_cast<const float*>(y.data())[3], 2 * (0.25f + 3));
+  RunOptions with_host_memory = on_host;
+  with_host_memory.output_target = Target::in(vd.memory(0, OrtDeviceMemoryType_HOST_ACCESSIBLE));
+  EXPECT_TRUE(is_at(s.run({{"X", host_iota(8)}}, {}, with_host_memory)[0], with_host_memory.output_target));
+
+  const size_t allocs = vd.counters().allocs;
+  RunOptions on_device = on_host;
+  on_device.output_target = Target::on(DLDevice{kDLExtDev, 0});
+  ExpectError(ErrorKind::kInvalidArgument, [&] { s.run({{"X", host_iota(8)}}, {}, on_device); },
+              {"outputs read on the host", "cannot be placed in VirtualDevice:0"});
+  RunOptions into_device = on_host;
+  into_device.destinations = {{"Y", allocate(kF32, {8}, vd.memory(0))}};
+  ExpectError(ErrorKind::kInvalidArgument, [&] { s.run({{"X", host_iota(8)}}, {}, into_device); },
+              {"outputs read on the host", "destination of 'Y'", "VirtualDevice:0"});
+  EXPECT_EQ(vd.counters().allocs, allocs + 1);  // the destination only: nothing ran
 }
 
 TEST_F(RunPlanTest, ASessionWritesTheMemoryOfItsEpDevices) {
@@ -106,7 +135,7 @@ TEST_F(RunPlanTest, OutputsAreAllocatedOnlyInMemoryTheSessionAllocates) {
 
   Session cpu(add_.get());
   RunOptions by_memory;
-  by_memory.output_memory = vd_host;
+  by_memory.output_target = Target::in(vd_host);
   ExpectError(ErrorKind::kInvalidArgument, [&] { cpu.run({{"X", host_iota(8)}}, {}, by_memory); },
               {"output 'Y' cannot be placed in VirtualDeviceHost:0", "no execution provider"});
   RunOptions into;
@@ -185,7 +214,7 @@ TEST_F(RunPlanTest, AValueRunReturnsItsOutputsInHostMemory) {
   EXPECT_FALSE(plan_run(info, {{"x", host_iota(3)}}, {"y"}, {}, {"s"}).values.empty());
   EXPECT_TRUE(plan_run(info, {{"x", host_iota(3)}}, {"m"}, {}, {"s"}).needs_values());
   RunOptions on_device;
-  on_device.output_memory = vd.memory(0);
+  on_device.output_target = Target::in(vd.memory(0));
   ExpectError(ErrorKind::kInvalidArgument, [&] { plan_run(info, {{"x", host_iota(3)}}, {"y"}, on_device, {"s"}); },
               {"outputs cannot be placed in device memory", "input 's' is fed a value"});
   RunOptions into;

@@ -26,6 +26,7 @@ namespace {
 
 using ortdlpack::Error;
 using ortdlpack::ErrorKind;
+using ortdlpack::Target;
 using ortdlpack::Tensor;
 
 const OrtApi* g_api = nullptr;
@@ -218,7 +219,7 @@ TEST_F(SessionTest, DynamicBatchOutputSubsetAndMixedDestinations) {
     std::vector<float> sbuf(x.size());
     ortdlpack::RunOptions options;
     options.destinations = {{"s", Import(sbuf.data(), {n, 4})}};
-    options.output_device = DLDevice{kDLCPU, 0};
+    options.output_target = Target::on(DLDevice{kDLCPU, 0});
     out = s.run({{"x", Import(x.data(), {n, 4})}}, {"s", "y"}, options);
     ASSERT_EQ(out.size(), 2u);
     EXPECT_EQ(out[0].data(), static_cast<void*>(sbuf.data()));
@@ -301,10 +302,7 @@ TEST_F(SessionTest, ValidationErrorsNameTheInputOrOutput) {
   ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); }, {"destination 'z' is read-only"});
   options.destinations = {{"zz", Import(buf, {1, 100})}};
   ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); }, {"unknown output 'zz'"});
-  options.output_memory = ortdlpack::memory_info(DLDevice{kDLCPU, 0});
-  options.output_device = DLDevice{kDLCPU, 0};
   options.destinations.clear();
-  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); }, {"not both"});
 
   ortdlpack::Session m(mm_.get());
   ortdlpack::RunOptions only_s;
@@ -716,7 +714,7 @@ TEST_F(SessionOnDevice, BindingOutputsStayAtFixedDeviceAddresses) {
   ortdlpack::Session s(model.data(), model.size(), c);
   const Tensor x = ortdlpack::allocate(kF32, {8}, vd.memory(0));
   ortdlpack::RunOptions on_device;
-  on_device.output_memory = vd.memory(0);  // the EP runs no kernel itself: ORT copies the output there
+  on_device.output_target = Target::in(vd.memory(0));  // the EP runs no kernel itself: ORT copies the output there
   ortdlpack::Binding b = s.bind({{"x", x}}, {}, on_device);
   const void* first = nullptr;
   for (int run = 0; run < 3; ++run) {

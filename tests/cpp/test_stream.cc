@@ -51,7 +51,7 @@ class StreamOrdering : public ::testing::Test {
   static Tensor import_pending(const test::AsyncProducer& producer, const Tensor& buffer,
                                const std::vector<float>& values, const ImportOptions& options = {}) {
     producer.write(buffer, values);
-    const uintptr_t s = consumer_stream(buffer.device());
+    const uintptr_t s = claim_import_stream(buffer.device());
     EXPECT_NE(s, 0u) << "the virtual device offers the stream convention";
     return from_dlpack(producer.export_for(buffer, s), options).tensor;
   }
@@ -66,6 +66,23 @@ TEST_F(StreamOrdering, ImportThenCopyToHostSeesTheProducersWrite) {
   const Tensor buffer = device_tensor(0, 64);
   const Tensor x = import_pending(producer, buffer, iota(64, 1.0f));
   EXPECT_EQ(read(x), iota(64, 1.0f));
+}
+
+// A tensor handed over unordered (a C exchange table's no_sync export): ortdlpack's stream adopts the work queued on
+// the producer's stream so far, on the device; a 0 handle names no virtual-device stream and is refused, untouched.
+TEST_F(StreamOrdering, AdoptingTheProducersWorkOrdersAnUnorderedImport) {
+  test::AsyncProducer producer(abi, 0);
+  const Tensor buffer = device_tensor(0, 64);
+  producer.write(buffer, iota(64, 4.0f));
+  EXPECT_FALSE(adopt_producer_work(buffer.device(), 0));
+  EXPECT_FALSE(adopt_producer_work(DLDevice{kDLCPU, 0}, reinterpret_cast<uintptr_t>(producer.stream())));
+  const uint64_t waits = vd.counters().stream_waits;
+  const uint64_t syncs = vd.counters().host_syncs;
+  ASSERT_TRUE(adopt_producer_work(buffer.device(), reinterpret_cast<uintptr_t>(producer.stream())));
+  EXPECT_GT(vd.counters().stream_waits, waits) << "ortdlpack's stream waits on the device";
+  EXPECT_EQ(vd.counters().host_syncs, syncs) << "the host did not wait";
+  const Tensor x = from_dlpack(producer.export_for(buffer, 0)).tensor;  // the producer orders nothing itself
+  EXPECT_EQ(read(x), iota(64, 4.0f));
 }
 
 TEST_F(StreamOrdering, ImportWithCopyAlwaysCopiesTheProducersWrite) {
@@ -96,7 +113,7 @@ TEST_F(StreamOrdering, ImportWithCopyKeepsTheProducersTensorUntilTheCopyRan) {
   test::AsyncProducer producer(abi, 0);
   const Tensor buffer = device_tensor(0, 64);
   producer.write(buffer, iota(64, 1.0f));
-  const uintptr_t ours = consumer_stream(buffer.device());
+  const uintptr_t ours = claim_import_stream(buffer.device());
   test::Gate gate(abi.pause, abi.resume, reinterpret_cast<void*>(ours));
   const uint64_t syncs = vd.counters().host_syncs;
   const Imported x =
@@ -115,7 +132,7 @@ TEST_F(StreamOrdering, CopyOfATensorReleasedAtOnceReadsItsContents) {
   test::AsyncProducer producer(abi, 0);
   const Tensor buffer = device_tensor(0, 64);
   producer.write(buffer, iota(64, 2.0f));
-  const uintptr_t ours = consumer_stream(buffer.device());
+  const uintptr_t ours = claim_import_stream(buffer.device());
   test::Gate gate(abi.pause, abi.resume, reinterpret_cast<void*>(ours));
   Tensor copy;
   {
@@ -142,7 +159,7 @@ TEST_F(StreamOrdering, AKeptSourceIsReleasedAtTheNextCallOnceTheDeviceRanTheCopy
     test::AsyncProducer producer(abi, 0);
     const Tensor buffer = device_tensor(0, 16);
     producer.write(buffer, iota(16, 1.0f));
-    const uintptr_t ours = consumer_stream(buffer.device());
+    const uintptr_t ours = claim_import_stream(buffer.device());
     const Imported x = [&] {
       test::Gate gate(abi.pause, abi.resume, reinterpret_cast<void*>(ours));
       const Imported in =
@@ -175,7 +192,7 @@ TEST_F(StreamOrdering, KeptSourcesAreBoundedByAHostWait) {
   std::vector<Tensor> copies;
   const uint64_t syncs = vd.counters().host_syncs;
   const auto import_copy = [&] {
-    const uintptr_t ours = consumer_stream(buffer.device());
+    const uintptr_t ours = claim_import_stream(buffer.device());
     copies.push_back(
         from_dlpack(producer.export_reusing(buffer, ours, iota(4, 1.0f)), ImportOptions{CopyMode::kAlways}).tensor);
   };
@@ -255,7 +272,7 @@ TEST_F(StreamOrdering, ThreadsReadExportAndCopyAtOnce) {
     const Tensor scratch = device_tensor(0, kN);
     const Tensor x = import_pending(producer, buffer, values);
     producer.write(scratch, values);
-    const uintptr_t ours = consumer_stream(scratch.device());
+    const uintptr_t ours = claim_import_stream(scratch.device());
     DLManagedTensorVersioned* reusing = producer.export_reusing(scratch, ours, filled(kN, -1.0f));
     std::vector<std::thread> threads;
     for (int t = 0; t < 2; ++t) {
@@ -393,7 +410,7 @@ TEST_F(StreamOrdering, StreamValuesAreChecked) {
 }
 
 TEST_F(StreamOrdering, HostMemoryHasNoStream) {
-  EXPECT_EQ(consumer_stream(DLDevice{kDLCPU, 0}), 0u);
+  EXPECT_EQ(claim_import_stream(DLDevice{kDLCPU, 0}), 0u);
   EXPECT_EQ(device_stream(memory_info(DLDevice{kDLCPU, 0})), nullptr);
   EXPECT_EQ(device_stream(vd.memory(0, OrtDeviceMemoryType_HOST_ACCESSIBLE)), nullptr);
   EXPECT_NE(device_stream(vd.memory(0)), nullptr);

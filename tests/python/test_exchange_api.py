@@ -1,6 +1,7 @@
 """The DLPack 1.3 C exchange API: ours (Tensor.__dlpack_c_exchange_api__) and torch's, used by from_dlpack."""
 
 import ctypes
+import gc
 
 import numpy as np
 import pytest
@@ -211,17 +212,21 @@ FROM_PY_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_void_p, ctypes.POINTER(ctyp
 TO_PY_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.POINTER(DLManagedTensorVersioned), ctypes.POINTER(ctypes.c_void_p))
 
 
-def _producer_type(from_py=None, to_py=None, major=1, cycle=False, dlpack=None):
+WORK_STREAM_CB = ctypes.CFUNCTYPE(ctypes.c_int, ctypes.c_int, ctypes.c_int32, ctypes.POINTER(ctypes.c_void_p))
+
+
+def _producer_type(from_py=None, to_py=None, major=1, cycle=False, dlpack=None, work_stream=None):
     """A class whose __dlpack_c_exchange_api__ table holds these callbacks (and __dlpack__ = `dlpack` when given)."""
     table = ExchangeAPI()
     table.header.version = DLPackVersion(major, 3)
     if cycle:
         table.header.prev_api = ctypes.addressof(table.header)
-    for name, cb in (("managed_tensor_from_py_object_no_sync", from_py), ("managed_tensor_to_py_object_no_sync", to_py)):
+    for name, cb in (("managed_tensor_from_py_object_no_sync", from_py), ("managed_tensor_to_py_object_no_sync", to_py),
+                     ("current_work_stream", work_stream)):
         if cb is not None:
             setattr(table, name, ctypes.cast(cb, dict(ExchangeAPI._fields_)[name]))
     capsule = _capi.PyCapsule_New(ctypes.addressof(table), b"dlpack_exchange_api", None)
-    attrs = {"__dlpack_c_exchange_api__": capsule, "_keep": (table, from_py, to_py)}
+    attrs = {"__dlpack_c_exchange_api__": capsule, "_keep": (table, from_py, to_py, work_stream)}
     if dlpack is not None:
         attrs["__dlpack__"] = lambda self, **kw: dlpack(**kw)
     return type("HostileProducer", (), attrs)
@@ -278,3 +283,64 @@ def test_exchange_through_tables_that_fail_without_a_result_is_buffer_error():
         od._ortdlpack._exchange(_producer_type(from_py=silent_failure)(), od.Tensor)
     with pytest.raises(BufferError, match="managed_tensor_to_py_object_no_sync failed"):
         od._ortdlpack._exchange(od.from_dlpack(np.arange(3.0)), _producer_type(from_py=silent_failure, to_py=no_object))
+
+
+# --- device tensors handed over unordered, as torch's table does on CUDA --------------------------------------------
+
+
+@pytest.fixture
+def async_producer(vd):
+    from async_producer import AsyncProducer
+
+    _, devices = vd
+    p = AsyncProducer(devices[0])
+    old = p.set_delay_us(20_000)  # the producer's write lands 20 ms after it is queued
+    yield p
+    p.set_delay_us(old)
+    p.close()
+    gc.collect()
+
+
+def _unordered_device_tensor(api, producer, values, stream):
+    """An object like a torch CUDA tensor whose write of `values` is still queued on the producer's stream: its type's
+    table hands the tensor over unordered (no_sync) and names `stream` its current work stream; its __dlpack__
+    (stream=S) orders the write before S. Returns (object, the keyword arguments of each __dlpack__ call)."""
+    x = producer.empty(np.shape(values))
+    producer.write(x, values)
+
+    @FROM_PY_CB
+    def from_py(obj, out):
+        return api.managed_tensor_from_py_object_no_sync(x.tensor, out)
+
+    @WORK_STREAM_CB
+    def work_stream(device_type, device_id, out):
+        out[0] = stream
+        return 0
+
+    calls = []
+    cls = _producer_type(from_py=from_py, work_stream=work_stream,
+                         dlpack=lambda **kw: (calls.append(kw), x.__dlpack__(**kw))[1])
+    cls.__dlpack_device__ = lambda self: x.__dlpack_device__()
+    return cls(), calls
+
+
+def test_a_device_tensor_from_a_table_is_ordered_after_its_producer_s_stream(api, async_producer, counters):
+    # One export, through the table: ortdlpack's stream waits for the producer's current work stream on the device.
+    # Before: the tensor was dropped for not being kDLCPU and exported again through __dlpack__.
+    data = np.arange(64, dtype=np.float32) + 1
+    y, calls = _unordered_device_tensor(api, async_producer, data, async_producer.stream)
+    waits = counters()["stream_waits"]
+    t = od.from_dlpack(y)
+    assert calls == [], "the tensor was exported a second time, through __dlpack__"
+    assert counters()["stream_waits"] > waits, "ortdlpack's stream did not wait for the producer's on the device"
+    np.testing.assert_array_equal(t.numpy(), data)  # zeros if read before the producer's write landed
+
+
+def test_a_device_tensor_whose_stream_cannot_be_waited_for_goes_through_dlpack(api, async_producer, counters):
+    # A 0 handle names no stream on the virtual device (it is CUDA's default stream only): ortdlpack cannot order the
+    # tensor itself, so the producer orders it, told ortdlpack's stream through __dlpack__.
+    data = np.arange(64, dtype=np.float32) + 2
+    y, calls = _unordered_device_tensor(api, async_producer, data, None)
+    t = od.from_dlpack(y)
+    assert len(calls) == 1 and calls[0]["stream"] == async_producer.ortdlpack_stream()
+    np.testing.assert_array_equal(t.numpy(), data)

@@ -761,6 +761,27 @@ def test_outputs_in_host_memory_the_session_cannot_allocate_are_refused(add):
         add({"x": tiny_input()}, device=(3, 0))
 
 
+@pytest.mark.parametrize("kind", ["ortdlpack.run", "Session.run"])
+def test_numpy_outputs_are_in_host_memory(vd, counters, models, add_ref, kind):
+    # output_type='numpy' reads every output on the host (the core's RunOptions::read_on_host): a device session's
+    # output comes back in host memory; device= or a destination on the device is refused before ORT runs.
+    _, devices = vd
+    session = _ep_runner(kind, models, devices[0])
+    x = tiny_input()
+    (y,) = _run_on(session, {"x": x}, output_type="numpy")
+    assert isinstance(y, np.ndarray)
+    np.testing.assert_array_equal(y, _expected(add_ref, x))
+    (y,) = _run_on(session, {"x": x}, output_type="numpy", device="cpu")
+    np.testing.assert_array_equal(y, _expected(add_ref, x))
+    destination = ortdlpack.from_dlpack(np.zeros_like(x), device=devices[0])
+    start = counters()
+    with pytest.raises(ValueError, match=r"outputs read on the host \(numpy arrays\) cannot be placed in Virtual"):
+        _run_on(session, {"x": x}, output_type="numpy", device=devices[0])
+    with pytest.raises(ValueError, match=r"outputs read on the host .*destination of 'y', in Virtual"):
+        _run_on(session, {"x": x}, output_type="numpy", outputs={"y": destination})
+    assert counters()["allocs"] == start["allocs"]  # refused before ORT ran
+
+
 def test_plugin_ep_session_both_runners_make_the_same_copies(vd, counters, models, add_ref):
     # A chain on the device: a device feed (staged to the CPU kernel, the one copy a run may make), its output
     # placed on the device and fed to the next run. The user's InferenceSession and ortdlpack.Session move the same
