@@ -6,6 +6,7 @@
 #include "ortdlpack/device.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/transfer.h"
+#include "placement_rules.h"
 
 namespace ortdlpack {
 namespace {
@@ -18,17 +19,8 @@ bool same_device(DLDevice a, DLDevice b) {
 
 // The memory a copy for `target` goes to.
 const OrtMemoryInfo* destination(const Tensor& t, const Target& target) {
-  switch (target.kind) {
-    case Target::Kind::kAnywhere:
-      return t.memory_info();
-    case Target::Kind::kHost:
-      return memory_info(DLDevice{kDLCPU, 0});
-    case Target::Kind::kDevice:
-      return memory_info(target.device);
-    case Target::Kind::kMemory:
-      return target.memory;
-  }
-  return t.memory_info();
+  if (const OrtMemoryInfo* m = named_memory(target)) return m;
+  return target.kind == Target::Kind::kHost ? memory_info(DLDevice{kDLCPU, 0}) : t.memory_info();
 }
 
 std::string describe_target(const Target& target) {
@@ -46,6 +38,19 @@ std::string describe_target(const Target& target) {
 }
 
 }  // namespace
+
+const OrtMemoryInfo* named_memory(const Target& target) {
+  switch (target.kind) {
+    case Target::Kind::kDevice:
+      return memory_info(target.device);
+    case Target::Kind::kMemory:
+      return target.memory;
+    case Target::Kind::kAnywhere:
+    case Target::Kind::kHost:
+      break;
+  }
+  return nullptr;
+}
 
 bool is_at(const Tensor& t, const Target& target) {
   if (target.kind == Target::Kind::kAnywhere) return true;

@@ -7,6 +7,10 @@
 
 namespace ortdlpack {
 
+// The one memory `target` names: memory_info(device) for kDevice (Error(kUnsupported) for a device nothing maps),
+// the memory for kMemory; NULL for kAnywhere and kHost, which name none (they depend on the tensor).
+const OrtMemoryInfo* named_memory(const Target& target);
+
 // Whether `t` already is where `target` asks.
 bool is_at(const Tensor& t, const Target& target);
 

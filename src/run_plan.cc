@@ -11,6 +11,7 @@
 #include "ortdlpack/error.h"
 #include "ortdlpack/placement.h"
 #include "ortdlpack/transfer.h"
+#include "placement_rules.h"
 #include "stream_order.h"
 
 namespace ortdlpack {
@@ -154,9 +155,7 @@ void plan_destinations(const SessionInfo& info, const RunOptions& options, RunPl
 void plan_allocation(const SessionInfo& info, const RunOptions& options, RunPlan& plan) {
   const Target& target = options.output_target;
   const OrtMemoryInfo* host = memory_info(DLDevice{kDLCPU, 0});
-  const OrtMemoryInfo* requested = target.kind == Target::Kind::kDevice   ? memory_info(target.device)
-                                   : target.kind == Target::Kind::kMemory ? target.memory
-                                                                          : nullptr;
+  const OrtMemoryInfo* requested = named_memory(target);
   if (options.read_on_host) {  // checked now, before ORT writes anything
     if (requested != nullptr && !host_accessible(requested)) {
       invalid("outputs read on the host (numpy arrays) cannot be placed in " + describe_memory(requested));

@@ -79,6 +79,16 @@ TEST(Placement, ACopyRunsThroughTheRunnerAndOnlyACopy) {
   EXPECT_EQ(std::memcmp(p.tensor.data(), t.data(), t.byte_size()), 0);
 }
 
+TEST(Placement, ATargetNamesAMemoryOnlyForADeviceOrAMemory) {
+  const OrtMemoryInfo* cpu = memory_info(DLDevice{kDLCPU, 0});
+  EXPECT_EQ(named_memory(Target::anywhere()), nullptr);
+  EXPECT_EQ(named_memory(Target::host()), nullptr);
+  EXPECT_EQ(named_memory(Target::on(DLDevice{kDLCPU, 3})), cpu);
+  EXPECT_EQ(named_memory(Target::in(cpu)), cpu);
+  EXPECT_EQ(kind_of([] { named_memory(Target::on(DLDevice{static_cast<DLDeviceType>(99), 0})); }),
+            ErrorKind::kUnsupported);
+}
+
 TEST(Placement, AnEmptyTensorIsAnInvalidArgument) {
   EXPECT_EQ(kind_of([] { place(Tensor(), Target::anywhere(), CopyMode::kIfNeeded, "test"); }),
             ErrorKind::kInvalidArgument);

@@ -301,10 +301,11 @@ def async_producer(vd):
     gc.collect()
 
 
-def _unordered_device_tensor(api, producer, values, stream):
+def _unordered_device_tensor(api, producer, values, stream, stream_status=0):
     """An object like a torch CUDA tensor whose write of `values` is still queued on the producer's stream: its type's
-    table hands the tensor over unordered (no_sync) and names `stream` its current work stream; its __dlpack__
-    (stream=S) orders the write before S. Returns (object, the keyword arguments of each __dlpack__ call)."""
+    table hands the tensor over unordered (no_sync) and names `stream` its current work stream, returning
+    `stream_status`; its __dlpack__(stream=S) orders the write before S. Returns (object, the keyword arguments of
+    each __dlpack__ call)."""
     x = producer.empty(np.shape(values))
     producer.write(x, values)
 
@@ -315,7 +316,7 @@ def _unordered_device_tensor(api, producer, values, stream):
     @WORK_STREAM_CB
     def work_stream(device_type, device_id, out):
         out[0] = stream
-        return 0
+        return stream_status
 
     calls = []
     cls = _producer_type(from_py=from_py, work_stream=work_stream,
@@ -341,6 +342,15 @@ def test_a_device_tensor_whose_stream_cannot_be_waited_for_goes_through_dlpack(a
     # tensor itself, so the producer orders it, told ortdlpack's stream through __dlpack__.
     data = np.arange(64, dtype=np.float32) + 2
     y, calls = _unordered_device_tensor(api, async_producer, data, None)
+    t = od.from_dlpack(y)
+    assert len(calls) == 1 and calls[0]["stream"] == async_producer.ortdlpack_stream()
+    np.testing.assert_array_equal(t.numpy(), data)
+
+
+def test_a_table_whose_current_work_stream_fails_goes_through_dlpack(api, async_producer):
+    # current_work_stream returning -1: the tensor is released and the producer orders its work through __dlpack__.
+    data = np.arange(64, dtype=np.float32) + 3
+    y, calls = _unordered_device_tensor(api, async_producer, data, async_producer.stream, stream_status=-1)
     t = od.from_dlpack(y)
     assert len(calls) == 1 and calls[0]["stream"] == async_producer.ortdlpack_stream()
     np.testing.assert_array_equal(t.numpy(), data)
