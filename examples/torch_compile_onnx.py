@@ -4,7 +4,7 @@
     python examples/torch_compile_onnx.py
 
 The ONNX feature extractor (scripts/make_models.py "feature": convolutions, [N,3,64,64] -> [N,128]) becomes a
-torch.nn.Module with ortdlpack.torch_module: a custom operator torch.compile traces through (no graph break), with
+torch.nn.Module with ortdlpack.torch_module: an operator torch.compile traces through (no graph break), with
 output shapes from the model (the batch stays symbolic: one graph for every batch size). torch's own preprocessing
 and head around it are compiled by inductor; ORT runs the sub-model on torch's tensors without a copy.
 """

@@ -1,4 +1,4 @@
-"""A session registered for compiled code (torch's custom op, XLA's FFI call), shared by torch_module and
+"""A session registered for compiled code (torch's operator, XLA's FFI call), shared by torch_module and
 jax_function: the model or ortdlpack.Session it wraps, the id compiled graphs carry, and the call convention
 (inputs positionally in the model's order, or by name). The registration lives as long as this object; the C++
 registry (python/src/compiled_sessions.cc) keeps the session alive while a run holds it."""
@@ -11,7 +11,7 @@ import weakref
 from . import _ortdlpack
 from ._ortdlpack import Session
 
-# id -> CompiledSession, for the custom op's implementations (the graph carries only the id).
+# id -> CompiledSession, for the torch operator's fake implementation (the graph carries only the id).
 _live: weakref.WeakValueDictionary[int, CompiledSession] = weakref.WeakValueDictionary()
 
 

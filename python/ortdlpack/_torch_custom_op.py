@@ -1,11 +1,12 @@
 """The torch side of ortdlpack.torch_module (_torch_op.py), imported on its first call: torch is imported here.
 
-The module calls a custom operator, ``ortdlpack::run(int session, Tensor[] inputs) -> Tensor[]``
-(torch.library.custom_op; ``ortdlpack::run_tracked`` where an input requires grad): the session is an id of the
-registry compiled code names sessions by. Its fake implementation derives the outputs' shapes and dtypes from the
-model (ShapeRules in the core): a size the inputs give stays that input's (symbolic) size, a size only the run tells
-is an unbacked symbol. Its implementation runs the session on the inputs where they are and hands ORT's outputs to
-torch through its C exchange API: no copy either way. ONNX Runtime computes no gradients: backward raises."""
+The module calls an operator, ``ortdlpack::run(int session, Tensor[] inputs) -> Tensor[]`` (``ortdlpack::run_tracked``
+where an input requires grad): the session is an id of the registry compiled code names sessions by. Its kernel is
+one C++ function (python/src/torch_kernel.cc), registered as the operator's Python kernel: it runs the session on the
+inputs where they are and hands ORT's outputs to torch through its C exchange API, no copy either way, no Python frame
+in between. Its fake implementation derives the outputs' shapes and dtypes from the model (ShapeRules in the core): a
+size the inputs give stays that input's (symbolic) size, a size only the run tells is an unbacked symbol. ONNX
+Runtime computes no gradients: backward raises."""
 
 from __future__ import annotations
 
@@ -38,21 +39,18 @@ def _derive(session: int, inputs: list[torch.Tensor], symbolic: bool):
     return outputs
 
 
-def _run(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    """Runs registered session `session` on `inputs` (the model's inputs, in order); returns its outputs: ORT's,
-    allocated on the inputs' device (torch's memory: a plugin EP's device memory, which torch cannot hold, is copied
-    there by ORT) and handed to torch through its C exchange API (no copy; on CUDA ordered for torch's current
-    stream)."""
-    compiled = lookup(session)
-    device = str(inputs[0].device) if inputs else "cpu"
-    return compiled.session.run(dict(zip(compiled.input_names, inputs)), output_type="torch", device=device)
-
-
-# Two operators, one implementation: `run`, for calls no gradient can flow through (no autograd kernel: torch's
-# dispatch of an operator with one costs about twice as much), and `run_tracked`, for calls where an input requires
-# grad, whose autograd kernel makes backward raise ONNX Runtime's reason (no_gradient below).
-run = torch.library.custom_op("ortdlpack::run", _run, mutates_args=())
-run_tracked = torch.library.custom_op("ortdlpack::run_tracked", _run, mutates_args=())
+# Two operators, one kernel. `run`, for calls no gradient can flow through, is defined with torch.library.Library
+# and its kernel registered as it is: torch.library.custom_op would wrap it in Python functions (an autograd kernel
+# and its redispatch) that cost more than running a small model. `run_tracked`, for calls where an input requires
+# grad, is a custom_op whose autograd kernel makes backward raise ONNX Runtime's reason (no_gradient below).
+_SCHEMA = "(int session, Tensor[] inputs) -> Tensor[]"
+_library = torch.library.Library("ortdlpack", "FRAGMENT")
+_library.define("run" + _SCHEMA)
+_library.impl("run", _ortdlpack._torch_run, "CompositeExplicitAutograd")
+run_tracked = torch.library.custom_op(
+    "ortdlpack::run_tracked", lambda session, inputs: _ortdlpack._torch_run(session, inputs), mutates_args=(),
+    schema=_SCHEMA,
+)
 
 
 def _run_fake(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
@@ -72,7 +70,7 @@ def _run_fake(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
     return results
 
 
-run.register_fake(_run_fake)
+torch.library.register_fake("ortdlpack::run", _run_fake, lib=_library)
 run_tracked.register_fake(_run_fake)
 
 

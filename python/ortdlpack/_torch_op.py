@@ -1,5 +1,5 @@
 """ortdlpack.torch_module: an ONNX model as a torch.nn.Module that torch.compile and torch.export see through.
-Importing ortdlpack does not import torch: _torch_custom_op.py (the custom operator and the module) is imported on the
+Importing ortdlpack does not import torch: _torch_custom_op.py (the operator and the module) is imported on the
 first call."""
 
 from __future__ import annotations

@@ -262,6 +262,10 @@ struct CompiledSession {
 std::shared_ptr<const CompiledSession> compiled_session(uint64_t id);
 void bind_compiled_sessions(nb::module_& m);
 
+// torch_kernel.cc -----------------------------------------------------------------------------------------------------
+// The kernel of torch's operator ortdlpack::run (_torch_run), over a compiled session.
+void bind_torch_kernel(nb::module_& m);
+
 // xla_ffi.cc ----------------------------------------------------------------------------------------------------------
 // The XLA FFI handlers (CPU, CUDA) that run a compiled session on XLA's buffers, as capsules for
 // jax.ffi.register_ffi_target.

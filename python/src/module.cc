@@ -121,6 +121,7 @@ NB_MODULE(_ortdlpack, m) {
   bind_run(m);
   bind_config(m);
   bind_compiled_sessions(m);
+  bind_torch_kernel(m);
   bind_xla_ffi(m);
 
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { g_exiting = true; }));

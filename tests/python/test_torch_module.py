@@ -1,6 +1,6 @@
-"""ortdlpack.torch_module: an ONNX model as a torch.nn.Module behind the custom op ortdlpack::run, which
+"""ortdlpack.torch_module: an ONNX model as a torch.nn.Module behind the operator ortdlpack::run, which
 torch.compile and torch.export trace through. Results equal to onnxruntime's, shapes from the model (a symbolic batch
-stays symbolic, a data-dependent size is an unbacked symbol), zero-copy by data pointers, errors at wrap time, a clear
+stays symbolic, a data-dependent size is an unbacked symbol), zero-copy outputs, errors at wrap time and from the kernel, a clear
 error on backward, threads, 10k calls without growth, plugin-EP devices. Compiles are few: each costs seconds."""
 
 from __future__ import annotations
@@ -60,28 +60,30 @@ def test_torch_module_checks_inputs_against_the_model(mlp):
         mlp(torch.zeros(2, 4), torch.zeros(4, dtype=torch.float64))
 
 
-class RecordingSession(ortdlpack.Session):
-    """The real session, recording the feeds the custom op hands it and the outputs ORT allocated, as Tensors."""
-
-    def run(self, feeds, output_names=None, **kwargs):
-        self.feeds = dict(feeds)
-        self.outputs = super().run(feeds, output_names, **{**kwargs, "output_type": "ortdlpack"})
-        return [t.as_framework(kwargs.get("output_type") or "ortdlpack") for t in self.outputs]
-
-
-def test_torch_feeds_and_outputs_are_the_callers_memory(models):
-    """Zero-copy, by data pointers: the session reads the caller's tensors where they are, and the op returns ORT's
-    outputs as torch tensors over the same memory."""
-    session = RecordingSession(models["mlp"])
-    module = ortdlpack.torch_module(session)
+def test_torch_outputs_are_ort_s_memory(models):
+    """Zero-copy out: the operator's outputs are ORT's buffers handed to torch (storage torch did not allocate, one
+    buffer per run), not copies into torch's memory. (Zero-copy in: the kernel imports each input through torch's C
+    exchange API like every torch feed, test_exchange_api.py.)"""
+    module = ortdlpack.torch_module(models["mlp"])
     x, b = torch.randn(3, 4), torch.randn(4)
-    y, s = module(x, b)
-    assert session.feeds["x"].data_ptr() == x.data_ptr() and session.feeds["b"].data_ptr() == b.data_ptr()
-    assert session.outputs[0].data_ptr == y.data_ptr() and session.outputs[1].data_ptr == s.data_ptr()
-    torch.testing.assert_close(s, x + b)
+    first = module(x, b)
+    second = module(x, b)
+    for y in (*first, *second):
+        assert not y.untyped_storage().resizable()  # torch's own allocations are resizable
+    assert first[0].data_ptr() != second[0].data_ptr()  # each run's outputs are that run's
+    torch.testing.assert_close(first, second)
 
 
-@pytest.mark.inductor
+def test_the_operator_s_kernel_errors_are_ortdlpack_s(models):
+    """The kernel is C++ registered as the operator's Python kernel: its errors reach the caller as ortdlpack's
+    exceptions, whether the operator is called eagerly or from compiled code."""
+    module = ortdlpack.torch_module(models["add"])
+    with pytest.raises(ValueError, match="ortdlpack::run: 2 inputs for a model of 1"):
+        torch.ops.ortdlpack.run(module._session_id, [torch.zeros(1, 4), torch.zeros(1, 4)])
+    with pytest.raises(TypeError, match="inputs must be a list of tensors"):
+        ortdlpack._ortdlpack._torch_run(module._session_id, (torch.zeros(1, 4),))
+
+
 def test_torch_compile_fullgraph_keeps_the_batch_symbolic(mlp, models):
     """torch.compile(fullgraph=True) with torch ops before and after: 0 graph breaks, one graph for every batch
     size of a mark_dynamic batch (no recompile per size), results equal to eager."""
