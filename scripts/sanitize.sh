@@ -94,7 +94,7 @@ if [[ $python == 1 ]]; then
     # The RSS-growth tests are deselected: ASan's quarantine (freed memory kept poisoned) grows RSS by design.
     # The example and Ray Serve tests run other processes (which would inherit LD_PRELOAD): they check the examples,
     # not ortdlpack's memory safety, and run in the plain leg; so do the apps (test_apps.py: OpenCV, scikit-learn)
-    # and the tests marked `inductor` (torch.compile's inductor runs a C++ compiler in subprocesses; the custom op
+    # and the tests marked `inductor` (torch.compile's inductor runs a C++ compiler in subprocesses; the operator
     # they compile in is run by the other tests); so do the benchmarks' --quick modes (test_benches.py: timing
     # scripts in subprocesses) and the fuzz script's tests (test_fuzz_script.py: it builds and runs its own ASan
     # fuzzers). ONNX's conformance models run once in the plain leg; here every

@@ -1,5 +1,5 @@
 """ortdlpack.torch_module: an ONNX model as a torch.nn.Module that torch.compile and torch.export see through.
-Importing ortdlpack does not import torch: _torch_custom_op.py (the operator and the module) is imported on the
+Importing ortdlpack does not import torch: _torch_operator.py (the operator and the module) is imported on the
 first call."""
 
 from __future__ import annotations
@@ -13,6 +13,6 @@ def torch_module(model_or_session, **session_kwargs):
     model's order or by name and returns its output, or a tuple of its outputs. Raises, naming the input or output,
     for a model whose inputs or outputs are not tensors or whose outputs have no declared rank."""
     from ._compiled import CompiledSession
-    from ._torch_custom_op import OnnxModule
+    from ._torch_operator import OnnxModule
 
     return OnnxModule(CompiledSession(model_or_session, session_kwargs, "torch_module", True))

@@ -1,4 +1,4 @@
-// Sessions compiled code names by a number: torch's custom op (ortdlpack::run) and XLA's FFI call (ortdlpack_run)
+// Sessions compiled code names by a number: torch's operator (ortdlpack::run) and XLA's FFI call (ortdlpack_run)
 // take the session as an integer, the only kind of argument both compilers carry as a constant in a graph. The
 // registry maps it to the core Session; an id is never reused, so a graph that outlives its session (an exported
 // program, a cached executable) gets a clear error, never another session. A run holds its entry for its duration:

@@ -1,4 +1,4 @@
-// torch's kernel of the operator ortdlpack::run (defined in ortdlpack/_torch_custom_op.py): one C++ function that
+// torch's kernel of the operator ortdlpack::run (defined in ortdlpack/_torch_operator.py): one C++ function that
 // torch's dispatcher calls with the session's id and the model's inputs, in the model's order, and that returns ORT's
 // outputs as torch tensors. It is registered as the operator's Python kernel: torch calls it with no Python frame in
 // between (torch.library.custom_op's wrappers cost more than the run of a small model), and its errors reach the

@@ -82,6 +82,14 @@ def test_the_operator_s_kernel_errors_are_ortdlpack_s(models):
         torch.ops.ortdlpack.run(module._session_id, [torch.zeros(1, 4), torch.zeros(1, 4)])
     with pytest.raises(TypeError, match="inputs must be a list of tensors"):
         ortdlpack._ortdlpack._torch_run(module._session_id, (torch.zeros(1, 4),))
+    session_id = module._session_id
+    compiled = torch.compile(lambda x: torch.ops.ortdlpack.run(session_id, [x])[0] + 1, fullgraph=True)
+    x = torch.zeros(1, 4)
+    torch.testing.assert_close(compiled(x), x + 1)
+    del module
+    gc.collect()
+    with pytest.raises(ValueError, match=f"compiled session {session_id} is not registered"):
+        compiled(x)
 
 
 def test_torch_compile_fullgraph_keeps_the_batch_symbolic(mlp, models):
