@@ -82,6 +82,8 @@ def test_the_operator_s_kernel_errors_are_ortdlpack_s(models):
         torch.ops.ortdlpack.run(module._session_id, [torch.zeros(1, 4), torch.zeros(1, 4)])
     with pytest.raises(TypeError, match="inputs must be a list of tensors"):
         ortdlpack._ortdlpack._torch_run(module._session_id, (torch.zeros(1, 4),))
+    with pytest.raises(TypeError, match="the tensor"):
+        ortdlpack._ortdlpack._torch_run(module._session_id, [object()])
     session_id = module._session_id
     compiled = torch.compile(lambda x: torch.ops.ortdlpack.run(session_id, [x])[0] + 1, fullgraph=True)
     x = torch.zeros(1, 4)
@@ -110,6 +112,33 @@ def test_torch_compile_fullgraph_keeps_the_batch_symbolic(mlp, models):
         torch._dynamo.mark_dynamic(xn, 0)
         torch.testing.assert_close(compiled(xn, b), f(xn, b))
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
+
+
+@pytest.mark.inductor
+def test_a_torch_onnx_export_compiles_to_onnxruntime_s_results():
+    """A model no one here wrote: torch.onnx's exporter makes the ONNX model (convolution, batch norm, pooling,
+    softmax, a dynamic batch); compiled with torch ops around it, every batch size gives onnxruntime's exact result."""
+    import io
+    import warnings
+
+    torch.manual_seed(0)
+    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
+                              torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5),
+                              torch.nn.Softmax(-1)).eval()
+    f = io.BytesIO()
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notice
+        torch.onnx.export(net, (torch.randn(2, 3, 16, 16),), f, input_names=["image"], output_names=["probs"],
+                          dynamic_axes={"image": {0: "batch"}, "probs": {0: "batch"}}, dynamo=False)
+    data = f.getvalue()
+    module = ortdlpack.torch_module(data)
+    upstream = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
+    compiled = torch.compile(lambda x: module(x * 2) + 1, fullgraph=True)
+    with torch.no_grad():
+        for n in (2, 5):
+            x = torch.randn(n, 3, 16, 16)
+            torch._dynamo.mark_dynamic(x, 0)
+            np.testing.assert_array_equal(compiled(x).numpy(), upstream.run(None, {"image": (x * 2).numpy()})[0] + 1)
 
 
 def test_torch_export_with_a_dynamic_batch(mlp):
