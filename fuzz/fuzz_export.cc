@@ -24,6 +24,7 @@
 #include <vector>
 
 #include "canary.h"
+#include "env_at_exit.h"
 #include "ortdlpack/ortdlpack.h"
 #include "placement_rules.h"
 #include "virtual_device_env.h"
@@ -422,6 +423,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   ortdlpack::check(ortdlpack::ort().CreateMemoryInfo_V2("FuzzGpu", OrtMemoryInfoDeviceType_GPU, 0xF22, 0,
                                                         OrtDeviceMemoryType_DEFAULT, 0, OrtDeviceAllocator, &unserved));
   m.push_back(unserved);  // process lifetime
+  ortdlpack::fuzz::release_env_at_exit();
   __lsan_enable();
   return 0;
 }

@@ -24,6 +24,7 @@
 
 #include "canary.h"
 #include "dlpack_layout.h"
+#include "env_at_exit.h"
 #include "ortdlpack/ortdlpack.h"
 #include "placement_rules.h"
 
@@ -298,6 +299,7 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
   ortdlpack::init(OrtGetApiBase());
   ortdlpack::env();
   (void)ortdlpack::memory_info(DLDevice{kDLCPU, 0});
+  ortdlpack::fuzz::release_env_at_exit();
   __lsan_enable();
   for (size_t i = 0; i < kBufferBytes; ++i) g_buffer[i] = static_cast<unsigned char>(i * 131 + 7);
   return 0;

@@ -29,6 +29,7 @@
 #include <vector>
 
 #include "canary.h"
+#include "env_at_exit.h"
 #include "model_builder.h"
 #include "ortdlpack/ortdlpack.h"
 #include "placement_rules.h"
@@ -65,7 +66,7 @@ struct Model {
   std::vector<Io> inputs, outputs;
   bool add = false;  // outputs z = x + y, s = x; else output i = input i
   std::unique_ptr<ortdlpack::Session> session;
-  OrtSession* ort_session = nullptr;         // process lifetime
+  OrtSession* ort_session = nullptr;         // released at exit, before the env
   const OrtMemoryInfo* ep_memory = nullptr;  // the memories of its EP device (the virtual device's), if any
   const OrtMemoryInfo* ep_host_memory = nullptr;
 };
@@ -491,6 +492,13 @@ extern "C" int LLVMFuzzerInitialize(int*, char***) {
     m.session = std::make_unique<ortdlpack::Session>(m.ort_session);
     g_models.push_back(std::move(m));
   }
+  ortdlpack::fuzz::release_env_at_exit([] {
+    for (Model& m : g_models) {
+      m.session.reset();
+      ortdlpack::ort().ReleaseSession(m.ort_session);
+    }
+    g_models.clear();
+  });
   __lsan_enable();
   return 0;
 }

@@ -29,7 +29,10 @@ uint32_t ort_api_version();
 /// \brief The running ORT's version, as it reports it ("1.32.0"): for messages that name it.
 const char* ort_version();
 
-/// \brief The ORT environment (created on first use if init() was not given one; never released: ORT tears it down).
+/// \brief The ORT environment (created on first use if init() was not given one). ortdlpack never releases it. A
+/// program that must exit cleanly releases it last, after its sessions (`ort().ReleaseEnv(env())`, as the fuzzers do
+/// at exit): ORT tears down an env left to static destruction in no set order against its own statics
+/// (microsoft/onnxruntime#24579).
 OrtEnv* env();
 
 /// \brief Turns an OrtStatus into an Error(kRuntime) carrying ORT's message, releasing the status. No-op on nullptr.
