@@ -22,6 +22,9 @@ import os
 import sys
 
 os.environ.setdefault("JAX_PLATFORMS", "cpu")
+# Inductor compiles afresh: its on-disk cache (keyed by the graph, not by ortdlpack's version) would hand back the
+# code an earlier ortdlpack generated for the same graph.
+os.environ.setdefault("TORCHINDUCTOR_FX_GRAPH_CACHE", "0")
 
 import jax  # noqa: E402
 import jax.numpy as jnp  # noqa: E402

@@ -4,13 +4,18 @@ The module calls an operator, ``ortdlpack::run(int session, Tensor[] inputs) -> 
 where an input requires grad): the session is an id of the registry compiled code names sessions by. Its kernel is
 one C++ function (python/src/torch_kernel.cc), registered as the operator's Python kernel: it runs the session on the
 inputs where they are and hands ORT's outputs to torch through its C exchange API, no copy either way, no Python frame
-in between. Its fake implementation derives the outputs' shapes and dtypes from the model (ShapeRules in the core): a
-size the inputs give stays that input's (symbolic) size, a size only the run tells is an unbacked symbol. ONNX
-Runtime computes no gradients: backward raises."""
+in between; code Inductor generates calls it directly (_call_directly_from_inductor). Its fake implementation
+derives the outputs' shapes and dtypes from the model (ShapeRules in the core): a size the inputs give stays that
+input's (symbolic) size, a size only the run tells is an unbacked symbol. ONNX Runtime computes no gradients:
+backward raises."""
 
 from __future__ import annotations
 
+import sys
+
 import torch
+
+from torch import is_grad_enabled
 
 from . import _ortdlpack
 from ._compiled import CompiledSession, lookup
@@ -54,6 +59,7 @@ run_tracked = torch.library.custom_op(
 
 
 def _run_fake(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
+    _call_directly_from_inductor()  # compiling: the fake runs before Inductor lowers the graph
     compiled = lookup(session)
     device = inputs[0].device if inputs else torch.device("cpu")
     results = []
@@ -72,6 +78,54 @@ def _run_fake(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
 
 torch.library.register_fake("ortdlpack::run", _run_fake, lib=_library)
 run_tracked.register_fake(_run_fake)
+
+# What Inductor's Python wrapper names the kernel by (imported in the wrapper's module).
+_DIRECT = "_ortdlpack_torch_run"
+_lowered = False
+
+
+def _call_directly_from_inductor() -> None:
+    """Makes code Inductor generates call run's kernel itself, not torch.ops.ortdlpack.run.default: that call
+    converts the arguments to the dispatcher's values and back to Python objects for the kernel, and the outputs
+    twice as well, about 3 us, as much as running a small model (docs/python.md, "What it costs"). Nothing is lost:
+    run's kernel is the one for every dispatch key, and an Inductor graph has no autograd. The C++ wrapper
+    (AOTInductor) keeps the dispatcher. Registered once, when Inductor is loaded: importing it costs seconds, and
+    torch.compile loads it before any graph is traced."""
+    global _lowered
+    if _lowered or "torch._inductor.lowering" not in sys.modules:
+        return
+    _lowered = True
+    try:  # Inductor's internals: a torch without them keeps the dispatcher's call
+        from torch._inductor import ir, lowering
+        from torch._inductor.virtualized import V
+
+        op = torch.ops.ortdlpack.run.default
+        create, register = ir.FallbackKernel.create, lowering.register_lowering
+    except (ImportError, AttributeError):
+        return
+
+    def direct(kernel) -> None:
+        codegen = kernel.codegen  # (read first: an Inductor without it fails before the node is changed)
+        kernel.set_python_kernel_name(_DIRECT)
+
+        def codegen_with_import(wrapper):
+            wrapper.add_import_once(f"from ortdlpack._ortdlpack import _torch_run as {_DIRECT}")
+            codegen(wrapper)
+
+        kernel.codegen = codegen_with_import
+
+    @register(op, type_promotion_kind=None)
+    def _lower(session, inputs):
+        outputs = create(op, session, inputs)
+        if not V.graph.cpp_wrapper and not getattr(V.graph, "fx_wrapper", False):
+            try:
+                direct(outputs[0].inputs[0])  # the outputs are the items (MultiOutput) of the kernel's list
+            except (AttributeError, IndexError, TypeError):
+                pass  # another Inductor: the node keeps the dispatcher's call
+        return [x.wrap_for_lowering() for x in outputs]
+
+
+_call_directly_from_inductor()
 
 
 @torch.library.custom_op("ortdlpack::no_gradient", mutates_args=())
@@ -101,6 +155,10 @@ def _backward(ctx, grads):
 
 
 run_tracked.register_autograd(_backward, setup_context=_setup_context)
+# forward's names for what it calls: compiled code checks every object its source reached on each call (dynamo's
+# guards), so one global costs one check where torch.ops.ortdlpack.run is a chain of four.
+_run = torch.ops.ortdlpack.run
+_run_tracked = torch.ops.ortdlpack.run_tracked
 
 
 class OnnxModule(torch.nn.Module):
@@ -112,6 +170,7 @@ class OnnxModule(torch.nn.Module):
         compiled.torch_dtypes = _torch_dtypes(compiled)
         self._compiled = compiled
         self._session_id = compiled.id
+        self._arity = len(compiled.input_names)
         self._single = len(compiled.output_names) == 1
 
     @property
@@ -120,8 +179,11 @@ class OnnxModule(torch.nn.Module):
         return self._compiled.session
 
     def forward(self, *args, **kwargs):
-        inputs = [x.contiguous() for x in self._compiled.order(args, kwargs)]
-        tracked = torch.is_grad_enabled() and any(x.requires_grad for x in inputs)  # (compilers guard on it)
-        op = torch.ops.ortdlpack.run_tracked if tracked else torch.ops.ortdlpack.run
-        outputs = op(self._session_id, inputs)
+        # All inputs positionally, the usual call, reads only this module's ints: compiled code checks what forward
+        # reads on every call, and the names and methods of _compiled would be a dozen checks more (1 us of ~18).
+        if kwargs or len(args) != self._arity:
+            args = self._compiled.order(args, kwargs)
+        inputs = [x.contiguous() for x in args]
+        tracked = is_grad_enabled() and any(x.requires_grad for x in inputs)  # (compilers guard on it)
+        outputs = (_run_tracked if tracked else _run)(self._session_id, inputs)
         return outputs[0] if self._single else tuple(outputs)

@@ -115,6 +115,25 @@ def test_torch_compile_fullgraph_keeps_the_batch_symbolic(mlp, models):
 
 
 @pytest.mark.inductor
+def test_inductor_s_code_calls_the_kernel_itself(models):
+    """Inductor's Python wrapper calls run's kernel directly, not torch.ops.ortdlpack.run.default (the dispatcher's
+    conversions cost ~3 us a call, as much as a small model's run); its C++ wrapper keeps the dispatcher. Both give
+    the eager result. (Errors from the direct call: test_the_operator_s_kernel_errors_are_ortdlpack_s.)"""
+    from torch._inductor.utils import run_and_get_code
+
+    module = ortdlpack.torch_module(models["add"])
+    x = torch.randn(3, 4)
+    expected = module(x) * 2
+    for cpp_wrapper, calls in ((False, "_ortdlpack_torch_run("), (True, '"torch.ops.ortdlpack.run.default"')):
+        torch._dynamo.reset()
+        with torch._inductor.config.patch(cpp_wrapper=cpp_wrapper), torch.no_grad():
+            compiled = torch.compile(lambda x: module(x) * 2, fullgraph=True)
+            out, (code, *_) = run_and_get_code(compiled, x)
+        assert calls in code, code
+        torch.testing.assert_close(out, expected)
+
+
+@pytest.mark.inductor
 def test_a_torch_onnx_export_compiles_to_onnxruntime_s_results():
     """A model no one here wrote: torch.onnx's exporter makes the ONNX model (convolution, batch norm, pooling,
     softmax, a dynamic batch); compiled with torch ops around it, every batch size gives onnxruntime's exact result."""
