@@ -49,8 +49,6 @@ class CompiledSession:
     def order(self, args: tuple, kwargs: dict) -> list:
         """The inputs in the model's order, from positional arguments and/or arguments by input name."""
         names = self.input_names
-        if not kwargs and len(args) == len(names):
-            return list(args)
         if len(args) > len(names):
             raise TypeError(f"{self.framework}: the model takes {len(names)} inputs {names}, got {len(args)}")
         values = list(args) + [None] * (len(names) - len(args))

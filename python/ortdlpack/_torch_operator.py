@@ -179,8 +179,9 @@ class OnnxModule(torch.nn.Module):
         return self._compiled.session
 
     def forward(self, *args, **kwargs):
-        # All inputs positionally, the usual call, reads only this module's ints: compiled code checks what forward
-        # reads on every call, and the names and methods of _compiled would be a dozen checks more (1 us of ~18).
+        # All inputs positionally, the usual call, reads only this module's ints (order() would give them as they
+        # are): compiled code checks what forward reads on every call, and the names and methods of _compiled would
+        # be a dozen checks more (1 us of ~18).
         if kwargs or len(args) != self._arity:
             args = self._compiled.order(args, kwargs)
         inputs = [x.contiguous() for x in args]

@@ -134,6 +134,32 @@ def test_inductor_s_code_calls_the_kernel_itself(models):
 
 
 @pytest.mark.inductor
+def test_where_inductor_s_node_cannot_be_renamed_the_dispatcher_call_stays(models, monkeypatch):
+    """Where Inductor's node cannot be renamed (another torch's internals), the lowering leaves it whole: the code
+    calls torch.ops.ortdlpack.run.default, with the eager result. (The failure is injected into this torch.)"""
+    from torch._inductor import ir
+    from torch._inductor.utils import run_and_get_code
+
+    from ortdlpack import _torch_operator
+
+    rename = ir.ExternKernel.set_python_kernel_name
+
+    def refuse_ours(self, name):
+        if name == _torch_operator._DIRECT:
+            raise AttributeError("set_python_kernel_name")
+        rename(self, name)
+
+    monkeypatch.setattr(ir.ExternKernel, "set_python_kernel_name", refuse_ours)
+    module = ortdlpack.torch_module(models["add"])
+    x = torch.randn(3, 4)
+    torch._dynamo.reset()
+    with torch.no_grad():
+        out, (code, *_) = run_and_get_code(torch.compile(lambda x: module(x) - 1, fullgraph=True), x)
+    assert "torch.ops.ortdlpack.run.default(" in code and _torch_operator._DIRECT not in code, code
+    torch.testing.assert_close(out, x + x - 1)
+
+
+@pytest.mark.inductor
 def test_a_torch_onnx_export_compiles_to_onnxruntime_s_results():
     """A model no one here wrote: torch.onnx's exporter makes the ONNX model (convolution, batch norm, pooling,
     softmax, a dynamic batch); compiled with torch ops around it, every batch size gives onnxruntime's exact result."""
@@ -279,6 +305,16 @@ def test_torch_module_on_a_plugin_ep_device(accel, models):
     module = ortdlpack.torch_module(accel.session(models["add"]))
     x = torch.randn(3, 4)
     torch.testing.assert_close(module(x), x + x)
+
+
+@pytest.mark.inductor
+def test_torch_module_compiled_on_a_plugin_ep_device(accel, models):
+    """The same session inside an Inductor graph, whose code calls the kernel directly: results as eager."""
+    module = ortdlpack.torch_module(accel.session(models["add"]))
+    compiled = torch.compile(lambda x: module(x * 2) - 1, fullgraph=True)
+    x = torch.randn(3, 4)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x), 4 * x - 1)
 
 
 @pytest.mark.inductor
