@@ -65,22 +65,26 @@ std::string take_string(char* s) {
   return out;
 }
 
+// ORT's error binding `role` `name` as "run: binding <role> '<name>': ONNX Runtime: ...": the message is made only
+// when there is one (a run binds every input and output).
+void check_binding(OrtStatus* status, const char* role, const std::string& name) {
+  if (status != nullptr) detail::check(status, std::string("run: binding ") + role + " '" + name + "'");
+}
+
 // Binds a plan's inputs and outputs; returns whether any output is allocated by ORT.
 bool bind_plan(const RunPlan& plan, OrtIoBinding* binding) {
   const OrtApi& api = ort();
   for (const RunPlan::Input& in : plan.inputs) {
-    const std::string& name = in.io->name;
-    detail::check(api.BindInput(binding, name.c_str(), in.bound().ort_value()), "run: binding input '" + name + "'");
+    check_binding(api.BindInput(binding, in.io->name.c_str(), in.bound().ort_value()), "input", in.io->name);
   }
   bool any_allocated = false;
   for (const RunPlan::Output& out : plan.outputs) {
     const std::string& name = out.io->name;
-    const std::string what = "run: binding output '" + name + "'";
     if (out.destination) {
-      detail::check(api.BindOutput(binding, name.c_str(), out.destination.ort_value()), what);
+      check_binding(api.BindOutput(binding, name.c_str(), out.destination.ort_value()), "output", name);
     } else {
       any_allocated = true;
-      detail::check(api.BindOutputToDevice(binding, name.c_str(), out.memory), what);
+      check_binding(api.BindOutputToDevice(binding, name.c_str(), out.memory), "output", name);
     }
   }
   return any_allocated;
@@ -128,6 +132,13 @@ RunPlan plan_tensors(const SessionInfo& info, const Feeds& feeds, const std::vec
   return plan;
 }
 
+// Run options as ORT makes them for a run passed none: made once, where ORT would make them on every such run.
+Owned<OrtRunOptions> new_run_options() {
+  OrtRunOptions* raw = nullptr;
+  check(ort().CreateRunOptions(&raw));
+  return Owned<OrtRunOptions>(raw);
+}
+
 }  // namespace
 
 struct Session::Impl {
@@ -142,10 +153,8 @@ struct Session::Impl {
         pool(session) {
     if (stream && stream->ort_runs_on_it) {
       // ORT computes on the caller's stream: a run need not wait for it on the host at its end.
-      OrtRunOptions* raw = nullptr;
-      check(ort().CreateRunOptions(&raw));
-      unsynchronized = Owned<OrtRunOptions>(raw);
-      check(ort().AddRunConfigEntry(raw, "disable_synchronize_execution_providers", "1"));
+      unsynchronized = new_run_options();
+      check(ort().AddRunConfigEntry(unsynchronized.get(), "disable_synchronize_execution_providers", "1"));
     }
   }
 
@@ -166,7 +175,8 @@ struct Session::Impl {
   void run_bound(const RunPlan& plan, OrtIoBinding* binding, const OrtRunOptions* run_options) {
     const bool leave_queued = leaves_queued(plan, run_options);
     order_before_run(plan, stream ? &*stream : nullptr);
-    if (OrtStatus* status = ort().RunWithBinding(session, leave_queued ? unsynchronized.get() : run_options, binding)) {
+    const OrtRunOptions* options = leave_queued ? unsynchronized.get() : run_options ? run_options : defaults.get();
+    if (OrtStatus* status = ort().RunWithBinding(session, options, binding)) {
       const Owned<OrtStatus> release(status);
       throw run_failed(ort().GetErrorCode(status), ort().GetErrorMessage(status));
     }
@@ -176,6 +186,7 @@ struct Session::Impl {
   Owned<OrtSession> owned;              // the session when this class created it (declared first: destroyed last)
   std::optional<CallerStream> stream;   // SessionConfig::stream
   Owned<OrtRunOptions> unsynchronized;  // runs that leave their work queued on `stream` (ORT computes on it)
+  Owned<OrtRunOptions> defaults = new_run_options();  // runs without options of their own (read-only: shared)
   OrtSession* session;
   SessionInfo info;
   std::vector<std::string> providers;
@@ -323,8 +334,7 @@ const std::vector<Tensor>& Binding::run(const OrtRunOptions* run_options) {
     for (size_t k = 0; k < outputs.size(); ++k) {
       RunPlan::Output& out = b.plan.outputs[k];
       if (out.destination) continue;
-      detail::check(api.BindOutput(b.binding.get(), b.names[k].c_str(), outputs[k].ort_value()),
-                    "run: binding output '" + b.names[k] + "'");
+      check_binding(api.BindOutput(b.binding.get(), b.names[k].c_str(), outputs[k].ort_value()), "output", b.names[k]);
       out.destination = outputs[k];
     }
     b.outputs = std::move(outputs);

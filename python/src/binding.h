@@ -215,6 +215,8 @@ void check_framework_holds(OutputType type, ONNXTensorElementDataType element_ty
 // `t` as an object of the framework (kTensor, kLikeFeeds: an ortdlpack.Tensor), sharing its memory.
 nb::object to_framework(const Tensor& t, OutputType type);
 nb::object to_frameworks(const std::vector<Tensor>& tensors, OutputType type);
+// Orders `t`, in memory the host cannot read, before the work torch's current stream (the caller's) queues next.
+void order_for_torch(const Tensor& t);
 
 // onnxruntime_options.cc ----------------------------------------------------------------------------------------------
 // TypeError "`what` must be an onnxruntime.`type` or None, not ..." unless `x` is one (`type`: "SessionOptions",
@@ -263,7 +265,8 @@ std::shared_ptr<const CompiledSession> compiled_session(uint64_t id);
 void bind_compiled_sessions(nb::module_& m);
 
 // torch_kernel.cc -----------------------------------------------------------------------------------------------------
-// The kernel of torch's operator ortdlpack::run (_torch_run), over a compiled session.
+// The kernels of torch's operator ortdlpack::run over a compiled session: _torch_run (ORT allocates the outputs) and
+// _torch_run_into (into the output the caller allocated, for Inductor's generated code).
 void bind_torch_kernel(nb::module_& m);
 
 // xla_ffi.cc ----------------------------------------------------------------------------------------------------------

@@ -34,6 +34,24 @@ PyTypeObject* torch_tensor_type() {
   return type;
 }
 
+}  // namespace
+
+void order_for_torch(const Tensor& t) {
+  if (t.host_accessible()) return;
+  // Complete for the stream torch computes on now, as torch.from_dlpack asks of __dlpack__.
+  static const DLPackExchangeAPI* api = exchange_api_of(torch_tensor_type());
+  const DLDevice d = t.device();
+  void* stream = nullptr;
+  if (api != nullptr && api->current_work_stream != nullptr &&
+      api->current_work_stream(d.device_type, d.device_id, &stream) != 0) {
+    throw nb::python_error();
+  }
+  order_for_consumer_without_gil(
+      t, stream != nullptr ? std::optional<int64_t>(reinterpret_cast<intptr_t>(stream)) : std::optional<int64_t>());
+}
+
+namespace {
+
 // torch: the tensor handed to torch's C exchange API, which takes ownership of the DLPack tensor.
 nb::object to_torch(const Tensor& t) {
   check_framework_holds(OutputType::kTorch, t.element_type());
@@ -43,16 +61,7 @@ nb::object to_torch(const Tensor& t) {
         module_attribute("torch", "from_dlpack");  // a torch without the C exchange API
     return nb::borrow(from_dlpack)(wrap(t));
   }
-  if (!t.host_accessible()) {
-    // Complete for the stream torch computes on now, as torch.from_dlpack asks of __dlpack__.
-    const DLDevice d = t.device();
-    void* stream = nullptr;
-    if (api->current_work_stream != nullptr && api->current_work_stream(d.device_type, d.device_id, &stream) != 0) {
-      throw nb::python_error();
-    }
-    order_for_consumer_without_gil(
-        t, stream != nullptr ? std::optional<int64_t>(reinterpret_cast<intptr_t>(stream)) : std::optional<int64_t>());
-  }
+  order_for_torch(t);
   DLManagedTensorVersioned* managed = to_dlpack_versioned(t);
   void* out = nullptr;
   if (api->managed_tensor_to_py_object_no_sync(managed, &out) != 0) throw nb::python_error();  // it freed `managed`

@@ -25,6 +25,16 @@ def models():
 torch = pytest.importorskip("torch")
 
 
+@pytest.fixture(autouse=True)
+def _inductor_compiles_afresh():
+    """Inductor's on-disk cache is keyed by the graph, not by ortdlpack's version: code an earlier build generated
+    for the same graph would be run instead of what this one generates."""
+    import torch._inductor.config
+
+    with torch._inductor.config.patch(fx_graph_cache=False):
+        yield
+
+
 @pytest.fixture(scope="module")
 def mlp(models):
     return ortdlpack.torch_module(models["mlp"], intra_op_num_threads=1)
@@ -94,6 +104,33 @@ def test_the_operator_s_kernel_errors_are_ortdlpack_s(models):
         compiled(x)
 
 
+def test_the_into_kernel_s_errors(models):
+    """_torch_run_into, what Inductor's code calls for a model of one output, checks what it is handed: the session
+    id, the inputs, and `out`, which ORT writes into and so is never copied and must be the output's dtype and size."""
+    run_into = ortdlpack._ortdlpack._torch_run_into
+    add, mlp = (ortdlpack.torch_module(models[name]) for name in ("add", "mlp"))
+    x = torch.randn(2, 4)
+    out = torch.empty(2, 4)
+    run_into(x, add._session_id, out=out)
+    torch.testing.assert_close(out, x + x)
+    cases = [
+        ((), out, TypeError, r"_torch_run_into\(\*inputs, session, out=...\) has no session"),
+        ((x, "1"), out, TypeError, "last positional argument is the session's id \\(an int\\), not str"),
+        ((x, 10**9), out, ValueError, "compiled session 1000000000 is not registered"),
+        ((x, torch.randn(4), mlp._session_id), torch.empty(2, 3), ValueError, "writes one output; the model has 2"),
+        ((x, x, add._session_id), out, ValueError, "2 inputs for a model of 1"),
+        ((x, add._session_id), torch.empty(2, 4, dtype=torch.float64), ValueError, "element type mismatch"),
+        ((x, add._session_id), torch.empty(2, 5), ValueError, "dimension 1 mismatch"),
+        ((x, add._session_id), torch.empty(4, 2).t(), ortdlpack.CopyRequiredError, "copying was not allowed"),
+        ((x, add._session_id), object(), TypeError, "out must be a DLPack producer"),
+    ]
+    for args, dest, error, message in cases:
+        with pytest.raises(error, match=message):
+            run_into(*args, out=dest)
+    with pytest.raises(TypeError):
+        run_into(x, add._session_id)  # no out=
+
+
 def test_torch_compile_fullgraph_keeps_the_batch_symbolic(mlp, models):
     """torch.compile(fullgraph=True) with torch ops before and after: 0 graph breaks, one graph for every batch
     size of a mark_dynamic batch (no recompile per size), results equal to eager."""
@@ -114,48 +151,103 @@ def test_torch_compile_fullgraph_keeps_the_batch_symbolic(mlp, models):
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
 
 
-@pytest.mark.inductor
-def test_inductor_s_code_calls_the_kernel_itself(models):
-    """Inductor's Python wrapper calls run's kernel directly, not torch.ops.ortdlpack.run.default (the dispatcher's
-    conversions cost ~3 us a call, as much as a small model's run); its C++ wrapper keeps the dispatcher. Both give
-    the eager result. (Errors from the direct call: test_the_operator_s_kernel_errors_are_ortdlpack_s.)"""
+def _compiled_code(f, *args):
+    """The result of torch.compile(f, fullgraph=True)(*args), compiled afresh, and the Python wrapper Inductor wrote."""
     from torch._inductor.utils import run_and_get_code
 
-    module = ortdlpack.torch_module(models["add"])
+    torch._dynamo.reset()
+    with torch.no_grad():
+        out, (code, *_) = run_and_get_code(torch.compile(f, fullgraph=True), *args)
+    return out, code
+
+
+@pytest.mark.inductor
+def test_inductor_s_code_calls_the_kernels_themselves(models):
+    """Inductor's Python wrapper calls run's kernels directly, not torch.ops.ortdlpack.run.default (the dispatcher's
+    conversions cost ~3 us a call, as much as a small model's run): a model of one output whose size its inputs give
+    is written into a buffer Inductor allocates, with a symbolic batch too (no check of what came back: ORT checks
+    the buffer); other models return ORT's outputs, which Inductor checks. The C++ wrapper keeps the dispatcher. All
+    give the eager result. (Errors from the direct calls: test_the_operator_s_kernel_errors_are_ortdlpack_s.)"""
+    add = ortdlpack.torch_module(models["add"])
     x = torch.randn(3, 4)
-    expected = module(x) * 2
-    for cpp_wrapper, calls in ((False, "_ortdlpack_torch_run("), (True, '"torch.ops.ortdlpack.run.default"')):
-        torch._dynamo.reset()
-        with torch._inductor.config.patch(cpp_wrapper=cpp_wrapper), torch.no_grad():
-            compiled = torch.compile(lambda x: module(x) * 2, fullgraph=True)
-            out, (code, *_) = run_and_get_code(compiled, x)
-        assert calls in code, code
-        torch.testing.assert_close(out, expected)
+    out, code = _compiled_code(lambda x: add(x) * 2, x)
+    assert "_ortdlpack_torch_run_into(arg0_1, " in code and "out=buf" in code, code
+    assert "assert_tensor_metadata" not in code and "_ortdlpack_torch_run(" not in code, code
+    torch.testing.assert_close(out, 4 * x)
+
+    torch._dynamo.reset()
+    torch._dynamo.utils.counters.clear()
+    compiled = torch.compile(lambda x: add(x) * 2, fullgraph=True)
+    for n in (2, 5, 7):  # one graph for every batch: the buffer's size is the batch's symbol
+        xn = torch.randn(n, 4)
+        torch._dynamo.mark_dynamic(xn, 0)
+        with torch.no_grad():
+            torch.testing.assert_close(compiled(xn), 4 * xn)
+    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
+
+    mlp = ortdlpack.torch_module(models["mlp"])
+    b = torch.randn(4)
+    out, code = _compiled_code(lambda x: mlp(x, b)[1] + 1, x)  # two outputs: ORT allocates them
+    assert "_ortdlpack_torch_run(" in code and "_ortdlpack_torch_run_into" not in code, code
+    assert "assert_tensor_metadata" in code, code
+    torch.testing.assert_close(out, x + b + 1)
+
+    with torch._inductor.config.patch(cpp_wrapper=True):  # compiles C++: ~10 s
+        out, code = _compiled_code(lambda x: add(x) * 2, x)
+    assert '"torch.ops.ortdlpack.run.default"' in code and "_ortdlpack_torch_run" not in code, code
+    torch.testing.assert_close(out, 4 * x)
 
 
 @pytest.mark.inductor
-def test_where_inductor_s_node_cannot_be_renamed_the_dispatcher_call_stays(models, monkeypatch):
-    """Where Inductor's node cannot be renamed (another torch's internals), the lowering leaves it whole: the code
-    calls torch.ops.ortdlpack.run.default, with the eager result. (The failure is injected into this torch.)"""
+def test_a_model_whose_declared_size_is_wrong_fails_in_compiled_code(models):
+    """The fake implementation believes the model's declared sizes. Where a run's output is another size, compiled
+    code fails with a clear error before any kernel reads it: ORT refuses Inductor's buffer (one output), Inductor's
+    check refuses ORT's output (several)."""
+    module = ortdlpack.torch_module(models["concat_declared_wrong"])
+    x, z = torch.randn(2, 4), torch.randn(2, 4)
+    assert module(x, z).shape == (2, 8)  # eagerly the output is what the run made
+    torch._dynamo.reset()
+    compiled = torch.compile(lambda x, z: module(x, z) * 2, fullgraph=True)
+    # ORT's words: ValueError in newer ORT (INVALID_ARGUMENT), RuntimeError in 1.23 (a failed shape verification)
+    with torch.no_grad(), pytest.raises((ValueError, RuntimeError),
+                                        match=r"run: the session failed: ONNX Runtime: .*\{2,4\}.*\{2,8\}"):
+        compiled(x, z)
+    with torch.no_grad():
+        torch.testing.assert_close(compiled(x, z[:, :0]), 2 * x)  # no columns in z: the declared size is right
+
+
+@pytest.mark.inductor
+@pytest.mark.parametrize("refused", ["into", "both"])
+def test_where_inductor_s_nodes_cannot_be_made_the_calls_fall_back(models, monkeypatch, refused):
+    """Where a node for the direct calls cannot be made (another torch's internals), the lowering leaves the graph as
+    it was and falls back: to _torch_run's node when the buffer's node cannot be made, to the dispatcher's call
+    when that node cannot be renamed either. The eager result each time. (The failures are injected into this
+    torch.)"""
     from torch._inductor import ir
-    from torch._inductor.utils import run_and_get_code
 
     from ortdlpack import _torch_operator
 
-    rename = ir.ExternKernel.set_python_kernel_name
+    def refuse(*args, **kwargs):
+        raise TypeError("another Inductor")
 
-    def refuse_ours(self, name):
-        if name == _torch_operator._DIRECT:
-            raise AttributeError("set_python_kernel_name")
-        rename(self, name)
+    monkeypatch.setattr(ir.ExternKernelOut, "__init__", refuse)
+    if refused == "both":
+        rename = ir.ExternKernel.set_python_kernel_name
 
-    monkeypatch.setattr(ir.ExternKernel, "set_python_kernel_name", refuse_ours)
+        def refuse_ours(self, name):
+            if name == _torch_operator._DIRECT:
+                raise AttributeError("set_python_kernel_name")
+            rename(self, name)
+
+        monkeypatch.setattr(ir.ExternKernel, "set_python_kernel_name", refuse_ours)
     module = ortdlpack.torch_module(models["add"])
     x = torch.randn(3, 4)
-    torch._dynamo.reset()
-    with torch.no_grad():
-        out, (code, *_) = run_and_get_code(torch.compile(lambda x: module(x) - 1, fullgraph=True), x)
-    assert "torch.ops.ortdlpack.run.default(" in code and _torch_operator._DIRECT not in code, code
+    out, code = _compiled_code(lambda x: module(x) - 1, x)
+    assert "_ortdlpack_torch_run_into" not in code, code
+    if refused == "into":
+        assert "_ortdlpack_torch_run(" in code, code
+    else:
+        assert "torch.ops.ortdlpack.run.default(" in code and _torch_operator._DIRECT not in code, code
     torch.testing.assert_close(out, x + x - 1)
 
 
