@@ -34,12 +34,18 @@ PyTypeObject* torch_tensor_type() {
   return type;
 }
 
+// torch's C exchange API (NULL for a torch without one), looked up once.
+const DLPackExchangeAPI* torch_api() {
+  static const DLPackExchangeAPI* const api = exchange_api_of(torch_tensor_type());
+  return api;
+}
+
 }  // namespace
 
 void order_for_torch(const Tensor& t) {
   if (t.host_accessible()) return;
   // Complete for the stream torch computes on now, as torch.from_dlpack asks of __dlpack__.
-  static const DLPackExchangeAPI* api = exchange_api_of(torch_tensor_type());
+  const DLPackExchangeAPI* api = torch_api();
   const DLDevice d = t.device();
   void* stream = nullptr;
   if (api != nullptr && api->current_work_stream != nullptr &&
@@ -55,7 +61,7 @@ namespace {
 // torch: the tensor handed to torch's C exchange API, which takes ownership of the DLPack tensor.
 nb::object to_torch(const Tensor& t) {
   check_framework_holds(OutputType::kTorch, t.element_type());
-  static const DLPackExchangeAPI* api = exchange_api_of(torch_tensor_type());
+  const DLPackExchangeAPI* api = torch_api();
   if (api == nullptr || api->managed_tensor_to_py_object_no_sync == nullptr) {
     static PyObject* const from_dlpack =
         module_attribute("torch", "from_dlpack");  // a torch without the C exchange API

@@ -254,9 +254,12 @@ def test_where_inductor_s_nodes_cannot_be_made_the_calls_fall_back(models, monke
 @pytest.mark.inductor
 def test_a_torch_onnx_export_compiles_to_onnxruntime_s_results():
     """A model no one here wrote: torch.onnx's exporter makes the ONNX model (convolution, batch norm, pooling,
-    softmax, a dynamic batch); compiled with torch ops around it, every batch size gives onnxruntime's exact result."""
+    softmax, a dynamic batch); compiled with torch ops around it, every batch size gives onnxruntime's exact result,
+    ORT writing into Inductor's buffer (one output, its batch the input's symbol)."""
     import io
     import warnings
+
+    from torch._inductor.utils import run_and_get_code
 
     torch.manual_seed(0)
     net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
@@ -275,7 +278,10 @@ def test_a_torch_onnx_export_compiles_to_onnxruntime_s_results():
         for n in (2, 5):
             x = torch.randn(n, 3, 16, 16)
             torch._dynamo.mark_dynamic(x, 0)
-            np.testing.assert_array_equal(compiled(x).numpy(), upstream.run(None, {"image": (x * 2).numpy()})[0] + 1)
+            out, code = run_and_get_code(compiled, x) if n == 2 else (compiled(x), None)
+            np.testing.assert_array_equal(out.numpy(), upstream.run(None, {"image": (x * 2).numpy()})[0] + 1)
+            if code is not None:
+                assert "_ortdlpack_torch_run_into(" in code[0], code[0]
 
 
 def test_torch_export_with_a_dynamic_batch(mlp):
