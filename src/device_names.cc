@@ -19,26 +19,29 @@
 namespace ortdlpack {
 namespace {
 
-// DLPack device types: the enum's name (messages) and the name bindings use.
+// DLPack device types: the enum's name (messages), the name bindings use, and whether DLPack's data pointer there
+// is a handle of the device API's buffer object (dlpack.h: OpenCL's cl_mem, Vulkan's VkBuffer, Metal's MTLBuffer,
+// WebGPU's WGPUBuffer) rather than an address.
 struct DlName {
   DLDeviceType type;
   const char* enum_name;
   const char* name;
+  bool handle = false;
 };
 constexpr DlName kDlNames[] = {
     {kDLCPU, "kDLCPU", "cpu"},
     {kDLCUDA, "kDLCUDA", "cuda"},
     {kDLCUDAHost, "kDLCUDAHost", "cuda_host"},
-    {kDLOpenCL, "kDLOpenCL", "opencl"},
-    {kDLVulkan, "kDLVulkan", "vulkan"},
-    {kDLMetal, "kDLMetal", "metal"},
+    {kDLOpenCL, "kDLOpenCL", "opencl", true},
+    {kDLVulkan, "kDLVulkan", "vulkan", true},
+    {kDLMetal, "kDLMetal", "metal", true},
     {kDLVPI, "kDLVPI", "vpi"},
     {kDLROCM, "kDLROCM", "rocm"},
     {kDLROCMHost, "kDLROCMHost", "rocm_host"},
     {kDLExtDev, "kDLExtDev", "ext_dev"},
     {kDLCUDAManaged, "kDLCUDAManaged", "cuda_managed"},
     {kDLOneAPI, "kDLOneAPI", "oneapi"},
-    {kDLWebGPU, "kDLWebGPU", "webgpu"},
+    {kDLWebGPU, "kDLWebGPU", "webgpu", true},
     {kDLHexagon, "kDLHexagon", "hexagon"},
     {kDLMAIA, "kDLMAIA", "maia"},
     {kDLTrn, "kDLTrn", "trn"},
@@ -106,6 +109,11 @@ T value_numbered(const Named<T> (&rows)[N], long long number, const char* what) 
 }
 
 }  // namespace
+
+bool data_is_handle(DLDeviceType type) {
+  const DlName* row = dl_row(type);
+  return row != nullptr && row->handle;
+}
 
 const char* device_type_name(DLDeviceType type) {
   const DlName* row = dl_row(type);

@@ -59,6 +59,18 @@ std::string produced_in(const IoInfo& io) {
   return io.memory != nullptr ? describe_memory(io.memory) : std::string("host memory");
 }
 
+// Whether two tensors share any byte of memory: the same memory and overlapping byte ranges, or, where DLPack's data
+// pointer is a buffer handle (WebGPU, ...), the same buffer. The pointers are compared first: no ORT call unless they
+// overlap.
+bool share_memory(const Tensor& a, const Tensor& b) {
+  const auto* pa = static_cast<const char*>(a.data());
+  const auto* pb = static_cast<const char*>(b.data());
+  if (pa == nullptr || pb == nullptr || a.byte_size() == 0 || b.byte_size() == 0) return false;
+  if (!(pa < pb + b.byte_size() && pb < pa + a.byte_size())) return false;
+  if (!detail::same_memory(a.memory_info(), b.memory_info())) return false;
+  return !(a.has_device() && data_is_handle(a.device().device_type)) || pa == pb;
+}
+
 // --- the steps of plan_run ---------------------------------------------------------------------------------------
 
 // Each fed input (tensor or value) known and fed once, each tensor matching its declaration, each required input fed.
@@ -116,6 +128,24 @@ void plan_outputs(const SessionInfo& info, const std::vector<std::string>& outpu
   }
 }
 
+// ORT writes a destination while it reads the feeds and writes the other outputs: one sharing memory with any of them
+// would give a wrong result without an error (torch's out= refuses the same). A feed read twice is no conflict.
+void refuse_overlap(const Tensor& destination, const std::string& name, const RunPlan& plan) {
+  for (const RunPlan::Input& in : plan.inputs) {
+    if (share_memory(destination, in.feed)) {
+      refused("output destination '" + name + "' overlaps input '" + in.io->name +
+              "' (they share memory): ORT would write the output while it reads the input; pass a destination of "
+              "its own");
+    }
+  }
+  for (const RunPlan::Output& o : plan.outputs) {
+    if (o.destination && share_memory(destination, o.destination)) {
+      refused("output destinations '" + o.io->name + "' and '" + name +
+              "' overlap (they share memory): ORT would write both into it; pass a destination of its own to each");
+    }
+  }
+}
+
 // Destinations: only for requested outputs, matching their declaration, writable, in memory the session writes.
 void plan_destinations(const SessionInfo& info, const RunOptions& options, RunPlan& plan) {
   for (const auto& [name, tensor] : options.destinations) {
@@ -145,6 +175,7 @@ void plan_destinations(const SessionInfo& info, const RunOptions& options, RunPl
                                                " and has no execution provider on that "
                                                "device (a destination is never copied)");
     }
+    refuse_overlap(tensor, name, plan);
     out->destination = tensor;
   }
 }
@@ -201,14 +232,6 @@ void plan_staging(RunPlan& plan) {
   }
 }
 
-// Whether [a, a + an) and [b, b + bn) overlap in the same memory.
-bool overlaps(const Tensor& a, const Tensor& b) {
-  const auto* pa = static_cast<const char*>(a.data());
-  const auto* pb = static_cast<const char*>(b.data());
-  if (pa == nullptr || pb == nullptr || a.byte_size() == 0 || b.byte_size() == 0) return false;
-  return pa < pb + b.byte_size() && pb < pa + a.byte_size() && detail::same_memory(a.memory_info(), b.memory_info());
-}
-
 }  // namespace
 
 bool RunPlan::needs_values() const noexcept {
@@ -234,7 +257,7 @@ void unalias(const RunPlan& plan, std::vector<Tensor>& outputs) {
   for (size_t k = 0; k < outputs.size() && k < plan.outputs.size(); ++k) {
     if (plan.outputs[k].destination || !outputs[k]) continue;
     for (const RunPlan::Input& in : plan.inputs) {
-      if (!overlaps(outputs[k], in.feed) && !overlaps(outputs[k], in.bound())) continue;
+      if (!share_memory(outputs[k], in.feed) && !share_memory(outputs[k], in.bound())) continue;
       outputs[k] = place(outputs[k], Target::in(outputs[k].memory_info()), CopyMode::kAlways, "run").tensor;
       break;
     }

@@ -64,6 +64,10 @@ int register_ep_devices(OrtEnv* env);
 /// bindings spell devices; nullptr for a type DLPack does not name.
 const char* device_type_name(DLDeviceType type);
 
+/// \brief Whether DLPack's data pointer on devices of this type is a handle of the device API's buffer object (OpenCL,
+/// Vulkan, Metal, WebGPU), not an address: two tensors there share memory exactly when their handles are equal.
+bool data_is_handle(DLDeviceType type);
+
 /// \brief "cpu" (kDLCPU:0), "cuda:1", "ext_dev:0"; "device_type_N:id" for a type DLPack does not name.
 std::string name_of(DLDevice device);
 

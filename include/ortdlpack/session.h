@@ -23,7 +23,9 @@
 // constraint: "?" may name dimensions of different sizes, as ORT reads it):
 //   Error(ORT_INVALID_ARGUMENT): unknown or duplicate names; a missing required input (an optional one, or an
 //     overridable initializer, may be left out); element type, rank or fixed-dimension mismatch; a tensor fed to a
-//     sequence, map or string input.
+//     sequence, map or string input; a destination that shares memory (any byte; a WebGPU buffer: the same buffer)
+//     with a feed or with another destination, which ORT would write while reading or writing it (one tensor fed to
+//     two inputs is allowed: only writes conflict).
 //   Error(kInvalidArgument): an empty Tensor; a read-only destination or one for an output that has no DLPack form;
 //     output memory the session cannot produce to (an output_target on a device the session does not write, e.g. a
 //     plugin EP's memory for a CPU session); memory the host cannot read under RunOptions::read_on_host.

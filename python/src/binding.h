@@ -29,6 +29,36 @@ inline std::string type_name(PyObject* obj) {
   return nb::type_name(nb::handle(reinterpret_cast<PyObject*>(Py_TYPE(obj)))).c_str();
 }
 
+// Cyclic GC for a bound type T that holds Python objects: T::references(f) calls f(nb::object&) on every one it
+// holds, and the type is made with nb::type_slots(Gc<T>::slots), so a cycle through it (a binding stored on its own
+// session, ...) is collected: traverse visits them, clear drops them. A method of T called after clear (a finalizer
+// in the same cycle) finds them invalid and must say so (Gc<T>::cleared's error).
+template <class T>
+struct Gc {
+  static int traverse(PyObject* self, visitproc visit, void* arg) {
+    Py_VISIT(reinterpret_cast<PyObject*>(Py_TYPE(self)));  // a heap type's instances own a reference to it
+    if (!nb::inst_ready(self)) return 0;
+    int result = 0;
+    nb::inst_ptr<T>(self)->references([&](nb::object& o) {
+      if (result == 0 && o.is_valid()) result = visit(o.ptr(), arg);
+    });
+    return result;
+  }
+  static int clear(PyObject* self) {
+    if (nb::inst_ready(self)) {
+      nb::inst_ptr<T>(self)->references([](nb::object& o) { nb::object dropped = std::move(o); });
+    }
+    return 0;
+  }
+  static inline PyType_Slot slots[] = {{Py_tp_traverse, reinterpret_cast<void*>(&traverse)},
+                                       {Py_tp_clear, reinterpret_cast<void*>(&clear)},
+                                       {0, nullptr}};
+};
+// What a method of a type Gc cleared raises: the object was collected as part of a reference cycle.
+[[noreturn]] inline void cleared(const char* type) {
+  throw Error(ErrorKind::kRuntime, std::string(type) + " was released by the garbage collector (a reference cycle)");
+}
+
 // The Python object behind ortdlpack.Tensor.
 struct PyTensor {
   explicit PyTensor(Tensor t) noexcept : tensor(std::move(t)) {}
@@ -63,6 +93,28 @@ int set_python_error() noexcept;
 [[noreturn]] void raise_onnxruntime_error(nb::python_error& e);
 // Whether `type` is onnxruntime's (or ortdlpack's) exception class for ORT error `code`.
 bool is_onnxruntime_error(nb::handle type, OrtErrorCode code);
+// Where the binding tries another route after a Python call failed (an attribute a producer lacks, a call form it
+// refuses, a value it cannot convert): the error is cleared when it is an Exception; anything else (KeyboardInterrupt,
+// SystemExit, GeneratorExit) is never taken for "try another route": it propagates unchanged, as nb::python_error.
+// clear_exception() for the error being raised (nothing raised: nothing to do), only_exceptions(e) for a caught one
+// (rethrows it unless it is an Exception; call it inside the handler).
+inline void clear_exception() {
+  if (PyErr_Occurred() != nullptr && PyErr_ExceptionMatches(PyExc_Exception) == 0) throw nb::python_error();
+  PyErr_Clear();
+}
+inline void only_exceptions(const nb::python_error& e) {
+  if (!e.matches(PyExc_Exception)) throw;
+}
+// PyObject_HasAttrString without taking an interrupt for "no": whether getattr(obj, name) succeeds (clear_exception).
+inline bool has_attribute(nb::handle obj, const char* name) {
+  PyObject* value = PyObject_GetAttrString(obj.ptr(), name);
+  if (value == nullptr) {
+    clear_exception();
+    return false;
+  }
+  Py_DECREF(value);
+  return true;
+}
 // The one wrapper of every C entry point (CPython methods, the exchange API, ORT's callbacks): runs `f` and returns
 // its value, or turns any exception into a Python error and returns `failed`.
 template <class R, class F>
@@ -140,7 +192,8 @@ nb::object onnxruntime_device(const OrtMemoryInfo* memory);
 Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory);
 
 // producer_types.cc ---------------------------------------------------------------------------------------------------
-// A class attribute of `type` (found along its MRO), borrowed, or nullptr; never raises, never keeps `type` alive.
+// A class attribute of `type` (found along its MRO), borrowed, or nullptr; never keeps `type` alive, raises only what
+// clear_exception propagates (a metaclass's descriptor interrupted).
 PyObject* class_attribute(PyTypeObject* type, PyObject* name);
 // The name of the module that defines `type` ("" when it says none), and whether it is package `top` or in it.
 std::string module_of(PyTypeObject* type);
@@ -292,6 +345,11 @@ struct Request {
   RunOptions options;
   RunPlan plan;
   OutputType type = OutputType::kTensor;  // what the outputs are made as (output_type=, like_feeds resolved)
+
+  template <class F>
+  void references(F f) {  // (Gc)
+    for (nb::object& v : values) f(v);
+  }
 };
 // Which feeds stay Python values, passed to onnxruntime's run as they are (never for the core's Session, which
 // binds tensors only): kNone — every feed is imported (lists and Python scalars first made numpy arrays of the

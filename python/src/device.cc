@@ -49,7 +49,7 @@ nb::object dlpack_device(const Target& d) {
 long long to_integer(nb::handle h, const char* what, long long min, long long max) {
   PyObject* index = PyNumber_Index(h.ptr());
   if (index == nullptr) {
-    PyErr_Clear();
+    clear_exception();
     throw nb::type_error((std::string(what) + " must be an int, not " + type_name(h.ptr())).c_str());
   }
   int overflow = 0;

@@ -49,7 +49,7 @@ bool wants_versioned(nb::handle max_version) {
   }
   const long major = PyLong_AsLong(NB_TUPLE_GET_ITEM(max_version.ptr(), 0));
   if (major == -1 && PyErr_Occurred()) {
-    PyErr_Clear();
+    clear_exception();
     throw nb::type_error("max_version must be None or a (major, minor) tuple of ints");
   }
   return major >= 1;
@@ -122,7 +122,7 @@ DLManagedTensorVersioned* exchange_export(nb::handle x, bool device_tensors) {
   if (api == nullptr) return nullptr;
   // The table is the producer's: one that fails, or claims success without a tensor, is asked through __dlpack__.
   if (api->managed_tensor_from_py_object_no_sync(x.ptr(), &m) != 0 || m == nullptr) {
-    PyErr_Clear();
+    clear_exception();
     return nullptr;
   }
   const DLDevice device = m->dl_tensor.device;
@@ -133,8 +133,8 @@ DLManagedTensorVersioned* exchange_export(nb::handle x, bool device_tensors) {
     nb::gil_scoped_release release;  // the host may wait for the producer's stream
     if (adopt_producer_work(device, reinterpret_cast<uintptr_t>(producer_stream))) return m;
   }
-  PyErr_Clear();
   if (m->deleter != nullptr) m->deleter(m);  // DLPack allows a tensor without a deleter
+  clear_exception();  // (after the deleter: an interrupt leaves nothing behind)
   return nullptr;
 }
 
@@ -171,7 +171,7 @@ uintptr_t stream_for_producer(nb::handle x) {
   if (PyObject_TypeCheck(x.ptr(), ndarray)) return 0;
   PyObject* dev = PyObject_CallMethodObjArgs(x.ptr(), names().dlpack_device, nullptr);
   if (dev == nullptr) {
-    PyErr_Clear();
+    clear_exception();
     return 0;
   }
   nb::object d = nb::steal(dev);
@@ -179,7 +179,7 @@ uintptr_t stream_for_producer(nb::handle x) {
   const long type = PyLong_AsLong(NB_TUPLE_GET_ITEM(dev, 0));
   const long id = PyLong_AsLong(NB_TUPLE_GET_ITEM(dev, 1));
   if (PyErr_Occurred()) {
-    PyErr_Clear();
+    clear_exception();
     return 0;
   }
   if (type == kDLCPU || id < 0) return 0;
@@ -349,7 +349,7 @@ nb::object as_ortvalue(nb::handle x) {
           return ortvalue_from_capsule(capsule);
         }
       } else {
-        PyErr_Clear();  // e.g. numpy exports no read-only array as a legacy capsule: the versioned route below does
+        clear_exception();  // e.g. numpy exports no read-only array as a legacy capsule: the versioned route below does
       }
     }
     return ortvalue_of(import_object(x, nb::none(), nb::none(), "as_ortvalue: x", stream));

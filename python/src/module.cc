@@ -97,7 +97,9 @@ std::vector<EpPackage> find_ep_packages(const std::string& distribution) {
                                    nb::cast<std::string>(p[2]), nb::cast<std::string>(p[3]),
                                    nb::cast<std::vector<std::string>>(p[4])});
     }
-  } catch (const std::exception&) {  // nb::python_error included: an unreadable package is none
+  } catch (nb::python_error& e) {  // an unreadable package is none; an interrupt propagates through the core
+    only_exceptions(e);
+  } catch (const std::exception&) {  // (a malformed answer: nb::cast's)
     PyErr_Clear();
   }
   return packages;

@@ -40,7 +40,7 @@ void add_abi_ids(PyObject* dict, std::vector<std::string>& ids) {
     if (!PyUnicode_Check(key)) continue;
     const char* k = PyUnicode_AsUTF8AndSize(key, nullptr);
     if (k == nullptr) {
-      PyErr_Clear();
+      clear_exception();
       continue;
     }
     std::string s(k);
@@ -65,7 +65,7 @@ std::vector<std::string> abi_ids() {
 void* conduit(nb::handle obj, const std::type_info& type) {
   PyObject* method = PyObject_GetAttrString(obj.ptr(), "_pybind11_conduit_v1_");
   if (method == nullptr) {
-    PyErr_Clear();
+    clear_exception();
     return nullptr;
   }
   const nb::object call = nb::steal(method);
@@ -75,7 +75,7 @@ void* conduit(nb::handle obj, const std::type_info& type) {
     const nb::object r = call(nb::bytes(id.data(), id.size()), info, kind);
     if (!PyCapsule_CheckExact(r.ptr())) return nullptr;
     void* p = PyCapsule_GetPointer(r.ptr(), PyCapsule_GetName(r.ptr()));
-    if (p == nullptr) PyErr_Clear();
+    if (p == nullptr) clear_exception();
     return p;
   };
   static std::string known;  // the id that answered last (under the GIL)

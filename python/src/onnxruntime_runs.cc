@@ -88,7 +88,7 @@ nb::object run_with_values(const PyPlanner& p, const Request& r, nb::handle sess
   }
   bool ortvalues = false;
   for (const nb::object& v : r.values) ortvalues = ortvalues || is_ortvalue(v);
-  if (ortvalues && nb::hasattr(session, "_validate_ortvalue_ownership")) {
+  if (ortvalues && has_attribute(session, "_validate_ortvalue_ownership")) {
     session.attr("_validate_ortvalue_ownership")(input_feed.attr("values")());
   }
   return run_results(r, input_feed, p.run(output_names_of(p, r), input_feed, run_options));

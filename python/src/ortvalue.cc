@@ -132,7 +132,7 @@ nb::object ortvalue_of(const Tensor& t) {
 
 nb::object capsule_of_ortvalue(nb::handle ortvalue) {
   nb::object inner = ortvalue.attr("_ortvalue");
-  nb::object capsule = nb::hasattr(inner, "__dlpack__") ? inner.attr("__dlpack__")() : inner.attr("to_dlpack")();
+  nb::object capsule = has_attribute(inner, "__dlpack__") ? inner.attr("__dlpack__")() : inner.attr("to_dlpack")();
   if (!api().knows_bool && nb::cast<std::string>(ortvalue.attr("data_type")()) == "tensor(bool)") {
     // ORT wrote a bool tensor as uint8 into a capsule nobody has consumed yet: say what it is before importing it.
     auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule.ptr(), "dltensor"));

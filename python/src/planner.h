@@ -21,6 +21,14 @@ struct PyPlanner {
   nb::object run;      // c_session.run: onnxruntime's run, without the Python checks the plan makes
   nb::list all_outputs;
   nb::list idle;  // IOBindings, cleared; list.pop/append are atomic under the GIL
+
+  template <class F>
+  void references(F f) {  // (Gc; a planner whose c_session the collector cleared is replaced: planner_of)
+    f(c_session);
+    f(run);
+    f(all_outputs);
+    f(idle);
+  }
 };
 
 // Runs the plan with onnxruntime's run: the bound tensors as numpy views (onnxruntime.OrtValues where numpy has no

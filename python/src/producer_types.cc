@@ -21,7 +21,7 @@ std::string module_of(PyTypeObject* type) {
   static PyObject* const name = PyUnicode_InternFromString("__module__");  // process lifetime
   nb::object module = nb::steal(PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name));
   if (!module.is_valid() || !PyUnicode_Check(module.ptr())) {
-    PyErr_Clear();
+    clear_exception();
     return "";
   }
   return nb::cast<std::string>(module);
@@ -47,7 +47,7 @@ PyObject* class_attribute(PyTypeObject* type, PyObject* name) {
   }
   PyObject* value = PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name);
   if (value == nullptr) {
-    PyErr_Clear();
+    clear_exception();
   } else {
     Py_DECREF(value);  // borrowed from here on: the type's own dict (or a base's) holds it while the type lives
   }

@@ -50,10 +50,10 @@ std::vector<IoDeclaration> declarations(nb::handle args, nb::handle memories) {
       mem.device_id = nb::cast<int>(m.attr("device_id"));
       mem.mem_type = static_cast<OrtMemType>(nb::cast<int>(nb::int_(m.attr("mem_type"))));
       mem.allocator_type = static_cast<OrtAllocatorType>(nb::cast<int>(nb::int_(m.attr("allocator_type"))));
-      if (nb::hasattr(m, "device_mem_type")) {
+      if (has_attribute(m, "device_mem_type")) {
         mem.device_mem_type = static_cast<OrtDeviceMemoryType>(nb::cast<int>(nb::int_(m.attr("device_mem_type"))));
       }
-      if (nb::hasattr(m, "device_vendor_id")) mem.vendor_id = nb::cast<uint32_t>(m.attr("device_vendor_id"));
+      if (has_attribute(m, "device_vendor_id")) mem.vendor_id = nb::cast<uint32_t>(m.attr("device_vendor_id"));
       d.memory = std::move(mem);
     }
     out.push_back(std::move(d));
@@ -64,10 +64,11 @@ std::vector<IoDeclaration> declarations(nb::handle args, nb::handle memories) {
 
 // session.<method>(), or None where this onnxruntime has no such method or the session cannot tell.
 nb::object optional_call(nb::handle session, const char* method) {
-  if (!nb::hasattr(session, method)) return nb::none();
+  if (!has_attribute(session, method)) return nb::none();
   try {
     return session.attr(method)();
-  } catch (nb::python_error&) {  // a session that cannot tell: unknown (memory: treated as host)
+  } catch (nb::python_error& e) {  // a session that cannot tell: unknown (memory: treated as host)
+    only_exceptions(e);
     return nb::none();
   }
 }
@@ -79,7 +80,7 @@ PyPlanner::PyPlanner(nb::handle session)
       info(py::session_info(
           declarations(session.attr("get_inputs")(), optional_call(session, "get_input_memory_infos")),
           declarations(session.attr("get_outputs")(), optional_call(session, "get_output_memory_infos")),
-          declarations(nb::hasattr(session, "get_overridable_initializers")
+          declarations(has_attribute(session, "get_overridable_initializers")
                            ? nb::object(session.attr("get_overridable_initializers")())
                            : nb::object(nb::list()),
                        nb::none()),
@@ -179,7 +180,7 @@ nb::object run_session(nb::handle session, const RunCall& c) {
     try {
       return run_once(session, c);
     } catch (nb::python_error& e) {
-      if (retried || !is_onnxruntime_error(e.type(), ORT_EP_FAIL) || !nb::hasattr(session, "_enable_fallback") ||
+      if (retried || !is_onnxruntime_error(e.type(), ORT_EP_FAIL) || !has_attribute(session, "_enable_fallback") ||
           !nb::cast<bool>(session.attr("_enable_fallback"))) {
         raise_onnxruntime_error(e);
       }
@@ -205,7 +206,7 @@ nb::object run_function(nb::handle session, nb::handle feeds, nb::handle output_
 nb::object session_output_type(nb::handle session) {
   static PyObject* const name = PyUnicode_InternFromString("_ortdlpack_output_type");  // process lifetime
   PyObject* type = PyObject_GetAttr(session.ptr(), name);
-  if (type == nullptr) PyErr_Clear();  // (a session made without the constructor: onnxruntime's model packages)
+  if (type == nullptr) clear_exception();  // (a session made without the constructor: onnxruntime's model packages)
   return type != nullptr ? nb::steal(type) : nb::none();
 }
 
@@ -231,6 +232,15 @@ struct PyBoundRun {
   Request r;
   nb::object binding;  // an onnxruntime.IOBinding, bound once
   nb::object outputs;  // a list, after the first run
+
+  template <class F>
+  void references(F f) {  // (Gc: a BoundRun stored on its own session is a cycle)
+    f(session);
+    f(planner);
+    r.references(f);
+    f(binding);
+    f(outputs);
+  }
 };
 
 nb::object bind_inference_session(nb::handle session, nb::handle feeds, nb::handle output_names, nb::handle outputs,
@@ -253,6 +263,7 @@ nb::object bind_inference_session(nb::handle session, nb::handle feeds, nb::hand
 }
 
 nb::object run_bound_run(PyBoundRun& b, nb::handle run_options) {
+  if (!b.session.is_valid()) cleared("BoundRun");
   check_run_options(run_options);
   try {
     if (b.outputs.is_valid()) {
@@ -274,8 +285,8 @@ nb::object run_bound_run(PyBoundRun& b, nb::handle run_options) {
 }  // namespace
 
 void bind_run(nb::module_& m) {
-  nb::class_<PyPlanner>(m, "_Planner", "The core's SessionInfo of an onnxruntime.InferenceSession.");
-  nb::class_<PyBoundRun>(m, "BoundRun",
+  nb::class_<PyPlanner>(m, "_Planner", nb::type_slots(Gc<PyPlanner>::slots), "The core's SessionInfo of an onnxruntime.InferenceSession.");
+  nb::class_<PyBoundRun>(m, "BoundRun", nb::type_slots(Gc<PyBoundRun>::slots),
                          "A run of an InferenceSession planned and bound once (InferenceSession.bind): every run() "
                          "reruns it on the same feed tensors into the same outputs.")
       .def("run", &run_bound_run, nb::arg("run_options") = nb::none(),

@@ -42,7 +42,9 @@ void for_items(nb::handle mapping, const char* argument, const char* entry, cons
     try {
       take(std::move(name), v);
     } catch (nb::python_error& e) {
-      // Raised by Python code (a producer's own __dlpack__): kept as it is, class and object, with a note.
+      // Raised by Python code (a producer's own __dlpack__): kept as it is, class and object, with a note (an
+      // interrupt propagates untouched).
+      only_exceptions(e);
       add_note(e, std::string("ortdlpack: raised importing ") + entry + " '" + nb::cast<std::string>(k) + "'");
       throw;
     } catch (...) {
@@ -57,7 +59,7 @@ void for_items(nb::handle mapping, const char* argument, const char* entry, cons
     return;
   }
   if (!PyMapping_Check(mapping.ptr()) || PyList_Check(mapping.ptr()) || PyTuple_Check(mapping.ptr()) ||
-      !PyObject_HasAttrString(mapping.ptr(), "items")) {
+      !has_attribute(mapping, "items")) {
     throw nb::type_error((std::string(argument) + " must be a mapping of " + entry + " names to tensors, not " +
                           type_name(mapping.ptr()) + hint)
                              .c_str());
@@ -94,6 +96,7 @@ nb::object as_array(nb::handle x, const IoInfo* io) {
     if (!typed) return nb::borrow(asarray)(x);
     return nb::borrow(asarray)(x, numpy_dtype_of(io->element_type));
   } catch (nb::python_error& e) {
+    only_exceptions(e);
     throw Error(ErrorKind::kRuntime,
                 std::string("Could not create tensor from given input list: numpy cannot make ") +
                     (typed ? std::string("a ") + dtype_name(io->element_type) + " array" : "an array") + " of the " +
@@ -172,7 +175,7 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, const std::vector<Io
   if (!output_names.is_none()) {
     nb::object names = nb::steal(PyUnicode_Check(output_names.ptr()) ? nullptr : PyObject_GetIter(output_names.ptr()));
     if (!names.is_valid()) {
-      PyErr_Clear();
+      clear_exception();
       throw nb::type_error(
           (std::string("output_names must be a sequence of str or None, not ") + type_name(output_names.ptr()))
               .c_str());

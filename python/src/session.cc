@@ -24,6 +24,11 @@ struct PySession {
   nb::object sess_options;
   std::unique_ptr<Session> core;
   std::optional<OutputType> output_type;  // the session's default for run() and bind()
+
+  template <class F>
+  void references(F f) {  // (Gc)
+    f(sess_options);
+  }
 };
 
 // Creates the core Session from a path (str / os.PathLike) or the model's bytes (any bytes-like object).
@@ -35,7 +40,7 @@ void create_session(PySession* self, nb::handle model, nb::handle sess_options, 
     if (!PyLong_Check(stream.ptr())) throw nb::type_error("stream must be None or an int (a native stream handle)");
     c.stream = static_cast<uintptr_t>(PyLong_AsUnsignedLongLong(stream.ptr()));  // 0 included
     if (PyErr_Occurred()) {
-      PyErr_Clear();
+      clear_exception();
       throw nb::value_error("stream must be a native stream handle (a non-negative int)");
     }
   }
@@ -60,7 +65,7 @@ void create_session(PySession* self, nb::handle model, nb::handle sess_options, 
   } else {
     nb::object path = nb::steal(PyOS_FSPath(model.ptr()));
     if (!path.is_valid() || !PyUnicode_Check(path.ptr())) {
-      PyErr_Clear();
+      clear_exception();
       throw nb::type_error(("Session: path_or_bytes must be a path (str, os.PathLike) or the model's bytes, not " +
                             std::string(type_name(model.ptr())))
                                .c_str());
@@ -133,6 +138,12 @@ struct PyBinding {
   nb::object session;
   OutputType type;
   nb::object outputs;  // a list, after the first run
+
+  template <class F>
+  void references(F f) {  // (Gc: a Binding stored on its own session's subclass is a cycle)
+    f(session);
+    f(outputs);
+  }
 };
 
 nb::object bind_session_run(nb::handle session, nb::handle feeds, nb::handle output_names, nb::handle outputs,
@@ -245,7 +256,7 @@ void bind_session(nb::module_& m) {
       .def_prop_ro("version", [](const PyModelMetadata& x) { return x.meta.version; })
       .def_prop_ro("custom_metadata_map", &PyModelMetadata::custom_metadata_map,
                    nb::sig("def custom_metadata_map(self) -> dict"));
-  nb::class_<PyBinding>(m, "Binding",
+  nb::class_<PyBinding>(m, "Binding", nb::type_slots(Gc<PyBinding>::slots),
                         "A run planned and bound once (Session.bind): every run() reruns the session on the same "
                         "feed tensors into the same outputs (ortdlpack::Binding).")
       .def("run", &run_binding, nb::arg("run_options") = nb::none(),
@@ -254,7 +265,7 @@ void bind_session(nb::module_& m) {
            "onnxruntime.RunOptions for this run.")
       .def_prop_ro("output_names", [](const PyBinding& b) { return b.core.output_names(); });
 
-  nb::class_<PySession>(m, "Session",
+  nb::class_<PySession>(m, "Session", nb::type_slots(Gc<PySession>::slots),
                         "An ONNX Runtime session created and run in C++, with onnxruntime.InferenceSession's "
                         "interface: feeds and outputs are DLPack tensors, bound without copies (see "
                         "ortdlpack::Session). ortdlpack.InferenceSession is this class.")

@@ -63,10 +63,12 @@ PyArray_Descr* descr_of(ONNXTensorElementDataType type) {
   nb::object dtype;
   try {
     dtype = numpy_dtype(nb::str(name));
-  } catch (nb::python_error&) {
+  } catch (nb::python_error& e) {
+    only_exceptions(e);
     try {
       dtype = numpy_dtype(nb::module_::import_("ml_dtypes").attr(name));
-    } catch (nb::python_error&) {
+    } catch (nb::python_error& e2) {
+      only_exceptions(e2);
       throw nb::type_error(
           (std::string("a numpy array of ") + name + " needs the ml_dtypes package (pip install ml_dtypes)").c_str());
     }
