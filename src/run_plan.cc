@@ -109,7 +109,7 @@ void plan_inputs(const SessionInfo& info, const Feeds& feeds, const std::vector<
   }
 }
 
-// The requested outputs: known, distinct names (none: every output, in model order).
+// The requested outputs: known names, each bound once however often it is named (none: every output, in model order).
 void plan_outputs(const SessionInfo& info, const std::vector<std::string>& output_names, RunPlan& plan) {
   const std::vector<IoInfo>& outputs = info.outputs();
   if (output_names.empty()) {
@@ -121,11 +121,13 @@ void plan_outputs(const SessionInfo& info, const std::vector<std::string>& outpu
     if (io == nullptr) {  // (onnxruntime's words first, ORT's own check's)
       refused("Invalid output name:" + name + " (the model's outputs are " + quoted_names(outputs) + ")");
     }
-    for (const RunPlan::Output& o : plan.outputs) {
-      if (o.io == io) refused("output '" + name + "' is requested twice");
-    }
-    plan.outputs.push_back(RunPlan::Output{io, Tensor(), nullptr});
+    size_t at = 0;
+    while (at < plan.outputs.size() && plan.outputs[at].io != io) ++at;
+    if (at == plan.outputs.size()) plan.outputs.push_back(RunPlan::Output{io, Tensor(), nullptr});
+    plan.returned.push_back(at);
   }
+  // Named once each (the common case): the outputs are returned as they are.
+  if (plan.returned.size() == plan.outputs.size()) plan.returned.clear();
 }
 
 // ORT writes a destination while it reads the feeds and writes the other outputs: one sharing memory with any of them
@@ -262,6 +264,14 @@ void unalias(const RunPlan& plan, std::vector<Tensor>& outputs) {
       break;
     }
   }
+}
+
+std::vector<Tensor> as_requested(const RunPlan& plan, std::vector<Tensor> outputs) {
+  if (plan.returned.empty()) return outputs;
+  std::vector<Tensor> named;
+  named.reserve(plan.returned.size());
+  for (size_t k : plan.returned) named.push_back(outputs[k]);
+  return named;
 }
 
 Error run_failed(OrtErrorCode code, const std::string& ort_message) {

@@ -40,7 +40,10 @@ struct RunPlan {
     const OrtMemoryInfo* memory = nullptr;  // where ORT allocates it when there is no destination (never NULL then)
   };
   std::vector<Input> inputs;    // in feed order
-  std::vector<Output> outputs;  // in the order they are returned
+  std::vector<Output> outputs;  // each requested output once, in the order first requested: what a run binds
+  // Where the caller named an output more than once (onnxruntime's run returns it at every place it is named): for
+  // each place named, its index in `outputs`. Empty when every output is named once: `outputs` is what is returned.
+  std::vector<size_t> returned;
   // The inputs fed with values (plan_run's `values`), which the caller hands to ORT its own way.
   std::vector<const IoInfo*> values;
 
@@ -64,6 +67,10 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
 // input (an output that is a graph input passed through) is replaced by a copy of it, so no output ever aliases a
 // feed (onnxruntime's run returns a new array there too).
 void unalias(const RunPlan& plan, std::vector<Tensor>& outputs);
+
+// The outputs of a run (in plan order, one per RunPlan::outputs) in the order the caller named them: repeated where an
+// output was named more than once (the same Tensor at each place), else as they are.
+std::vector<Tensor> as_requested(const RunPlan& plan, std::vector<Tensor> outputs);
 
 // A run ORT failed with `code`: Error(code) "run: the session failed: ONNX Runtime: <ORT's message>".
 Error run_failed(OrtErrorCode code, const std::string& ort_message);

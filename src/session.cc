@@ -275,7 +275,7 @@ std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::stri
   s.run_bound(plan, lease.binding.get(), options.run_options);
   std::vector<Tensor> outputs = collect(plan, lease.binding.get(), any_allocated);
   unalias(plan, outputs);
-  return outputs;
+  return as_requested(plan, std::move(outputs));
 }
 
 // --- Binding -----------------------------------------------------------------------------------------------------
@@ -286,8 +286,10 @@ struct Binding::Impl {
   const OrtRunOptions* run_options = nullptr;  // bind()'s RunOptions::run_options
   IoBinding binding;                           // bound once (outputs again after the first run)
   bool allocated = true;                       // whether the next run has outputs ORT allocates
-  std::vector<std::string> names;
-  std::vector<Tensor> outputs;
+  std::vector<std::string> names;  // of plan.outputs
+  std::vector<Tensor> outputs;     // plan.outputs' tensors, after the first run
+  std::vector<Tensor> returned;    // as_requested(plan, outputs): what run() returns
+  std::vector<std::string> returned_names;
   std::mutex mutex;
 };
 
@@ -307,6 +309,8 @@ Binding Session::bind(const Feeds& feeds, const std::vector<std::string>& output
   for (const RunPlan::Output& out : state.plan.outputs) {
     state.names.push_back(out.io->name);
   }
+  for (size_t k : state.plan.returned) state.returned_names.push_back(state.names[k]);
+  if (state.plan.returned.empty()) state.returned_names = state.names;
   return b;
 }
 
@@ -338,21 +342,23 @@ const std::vector<Tensor>& Binding::run(const OrtRunOptions* run_options) {
       out.destination = outputs[k];
     }
     b.outputs = std::move(outputs);
+    b.returned = as_requested(b.plan, b.outputs);
     b.allocated = false;
   } else if (b.outputs.empty()) {
     b.outputs = collect(b.plan, b.binding.get(), false);  // only destinations: the caller's own tensors
+    b.returned = as_requested(b.plan, b.outputs);
   }
-  return b.outputs;
+  return b.returned;
 }
 
 const std::vector<Tensor>& Binding::outputs() const noexcept {
   static const std::vector<Tensor> none;
-  return impl_ ? impl_->outputs : none;
+  return impl_ ? impl_->returned : none;
 }
 
 const std::vector<std::string>& Binding::output_names() const noexcept {
   static const std::vector<std::string> none;
-  return impl_ ? impl_->names : none;
+  return impl_ ? impl_->returned_names : none;
 }
 
 }  // namespace ortdlpack

@@ -91,6 +91,11 @@ int set_python_error() noexcept;
 // Raises what onnxruntime raised (`e`) on: an exception of one of onnxruntime's classes as ortdlpack's class for the
 // same ORT error code (an instance of both: ortdlpack.errors), same message, `e` as its cause; anything else as it is.
 [[noreturn]] void raise_onnxruntime_error(nb::python_error& e);
+// Raises a malformed call's error as an instance of ortdlpack's class (TypeError) and of onnxruntime's for the same
+// call: feeds that are no mapping (AttributeError: onnxruntime reads input_feed.keys()), a feed key that is no str
+// (ValueError: onnxruntime finds the input missing).
+enum class CallShape { kFeedsNoMapping, kFeedKeyNoStr };
+[[noreturn]] void call_shape_error(CallShape what, const std::string& message);
 // Whether `type` is onnxruntime's (or ortdlpack's) exception class for ORT error `code`.
 bool is_onnxruntime_error(nb::handle type, OrtErrorCode code);
 // Where the binding tries another route after a Python call failed (an attribute a producer lacks, a call form it

@@ -61,6 +61,9 @@ OrtClass g_ort_classes[] = {
 
 // A failed run that onnxruntime's IOBinding reported without ORT's code (raise_onnxruntime_error).
 PyObject* g_execution_error = nullptr;
+// Malformed feeds, as ortdlpack's TypeError and what onnxruntime's run raises for them (call_shape_error).
+PyObject* g_feeds_type_error = nullptr;
+PyObject* g_feed_key_error = nullptr;
 
 PyObject* type_of(const Error& e) {
   if (e.ort_code() != ORT_OK) {
@@ -92,6 +95,11 @@ void raise_onnxruntime_error(nb::python_error& e) {
     }
   }
   throw std::move(e);
+}
+
+void call_shape_error(CallShape what, const std::string& message) {
+  PyErr_SetString(what == CallShape::kFeedsNoMapping ? g_feeds_type_error : g_feed_key_error, message.c_str());
+  throw nb::python_error();
 }
 
 bool is_onnxruntime_error(nb::handle type, OrtErrorCode code) {
@@ -164,6 +172,21 @@ void bind_errors(nb::module_& m) {
       nullptr);
   if (g_execution_error == nullptr) throw nb::python_error();
   classes["ExecutionError"] = nb::handle(g_execution_error);
+  const auto both = [&](const char* name, PyObject* other, const char* doc) {
+    PyObject* type = PyErr_NewExceptionWithDoc((std::string("ortdlpack.errors.") + name).c_str(), doc,
+                                               nb::make_tuple(nb::handle(PyExc_TypeError), nb::handle(other)).ptr(),
+                                               nullptr);
+    if (type == nullptr) throw nb::python_error();
+    classes[name] = nb::handle(type);
+    return type;
+  };
+  g_feeds_type_error = both("FeedsTypeError", PyExc_AttributeError,
+                            "Feeds that are no mapping: a TypeError (ortdlpack's class) and an AttributeError (what "
+                            "onnxruntime's run raises reading input_feed.keys()).");
+  g_feed_key_error = both("FeedKeyError", PyExc_ValueError,
+                          "A feed keyed by something other than a str: a TypeError (ortdlpack's class) and a "
+                          "ValueError (what onnxruntime's run raises: no input has that name, so the input is "
+                          "missing).");
   m.attr("_onnxruntime_errors") = classes;
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {
     try {

@@ -43,7 +43,9 @@ nb::object run_results(const Request& r, nb::handle input_feed, nb::object produ
     if (b.begin != nullptr) fed.push_back(b);
   }
   const std::vector<RunPlan::Output>& outputs = r.plan.outputs;
-  for (size_t k = 0; k < outputs.size(); ++k) {
+  const size_t count = r.plan.returned.empty() ? outputs.size() : r.plan.returned.size();
+  for (size_t k = 0; k < count; ++k) {
+    const RunPlan::Output& out = outputs[r.plan.returned.empty() ? k : r.plan.returned[k]];  // (onnxruntime's order)
     nb::handle array = NB_LIST_GET_ITEM(produced.ptr(), static_cast<Py_ssize_t>(k));
     const ByteRange b = array_bytes(array);
     for (const ByteRange& f : fed) {
@@ -52,7 +54,7 @@ nb::object run_results(const Request& r, nb::handle input_feed, nb::object produ
       array = NB_LIST_GET_ITEM(produced.ptr(), static_cast<Py_ssize_t>(k));
       break;
     }
-    if (r.type == OutputType::kNumpy || !outputs[k].io->has_dlpack_form()) continue;
+    if (r.type == OutputType::kNumpy || !out.io->has_dlpack_form()) continue;
     nb::object t;
     if (r.type == OutputType::kTorch) {
       // torch's own C function for a numpy array: cheaper than an import and an export through the exchange API. It
@@ -180,7 +182,7 @@ nb::object run_with_binding(PyPlanner& p, const Request& r, nb::handle session, 
     throw;
   }
   clear();
-  return to_frameworks(outputs, r.type);
+  return to_frameworks(as_requested(r.plan, std::move(outputs)), r.type);
 }
 
 }  // namespace ortdlpack::py

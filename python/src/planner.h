@@ -12,8 +12,8 @@ namespace ortdlpack::py {
 // What ortdlpack knows of one C session of an InferenceSession (its `_sess`: set_providers() replaces it), with
 // the idle IOBindings of its runs.
 struct PyPlanner {
-  // From the session's NodeArgs, memory infos and providers (run.cc).
-  explicit PyPlanner(nb::handle session);
+  // From the NodeArgs, memory infos and providers of the session's C session `c_session` (run.cc).
+  explicit PyPlanner(nb::handle c_session);
   nb::object c_session;  // held: the planner is replaced when the session's _sess is no longer this one
   SessionInfo info;
   bool host_outputs;   // py::host_outputs

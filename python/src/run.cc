@@ -62,32 +62,46 @@ std::vector<IoDeclaration> declarations(nb::handle args, nb::handle memories) {
   return out;
 }
 
-// session.<method>(), or None where this onnxruntime has no such method or the session cannot tell.
-nb::object optional_call(nb::handle session, const char* method) {
-  if (!has_attribute(session, method)) return nb::none();
+// c_session.<attribute>, or None where this onnxruntime has no such attribute or the session cannot tell.
+nb::object optional_attribute(nb::handle c_session, const char* attribute) {
+  if (!has_attribute(c_session, attribute)) return nb::none();
   try {
-    return session.attr(method)();
+    return c_session.attr(attribute);
   } catch (nb::python_error& e) {  // a session that cannot tell: unknown (memory: treated as host)
     only_exceptions(e);
     return nb::none();
   }
 }
 
+// The InferenceSession's C session (its _sess), read once per run: everything the planner knows comes from that one
+// object, never from the Python session's cached attributes, which set_providers() on another thread replaces one
+// by one (a run then sees the old session or the new one whole). None while set_providers() re-creates it, as
+// onnxruntime's own run sees it then: its class (AttributeError), saying what happened.
+nb::object c_session_of(nb::handle session) {
+  nb::object c = session.attr("_sess");
+  if (c.is_none()) {
+    throw nb::attribute_error(
+        "InferenceSession.run: the session has no C session: set_providers() (or the fallback) is re-creating it on "
+        "another thread, or re-creating it failed");
+  }
+  return c;
+}
+
 }  // namespace
 
-PyPlanner::PyPlanner(nb::handle session)
-    : c_session(session.attr("_sess")),
-      info(py::session_info(
-          declarations(session.attr("get_inputs")(), optional_call(session, "get_input_memory_infos")),
-          declarations(session.attr("get_outputs")(), optional_call(session, "get_output_memory_infos")),
-          declarations(has_attribute(session, "get_overridable_initializers")
-                           ? nb::object(session.attr("get_overridable_initializers")())
-                           : nb::object(nb::list()),
-                       nb::none()),
-          nb::cast<std::vector<std::string>>(session.attr("get_providers")()))),
+PyPlanner::PyPlanner(nb::handle c)
+    : c_session(nb::borrow(c)),
+      info(py::session_info(declarations(c.attr("inputs_meta"), optional_attribute(c, "input_meminfos")),
+                            declarations(c.attr("outputs_meta"), optional_attribute(c, "output_meminfos")),
+                            declarations(has_attribute(c, "overridable_initializers")
+                                             ? nb::object(c.attr("overridable_initializers"))
+                                             : nb::object(nb::list()),
+                                         nb::none()),
+                            nb::cast<std::vector<std::string>>(c.attr("get_providers")()))),
       host_outputs(py::host_outputs(info)),
       run(c_session.attr("run")) {
-  nb::object capture = optional_call(c_session, "is_webgpu_graph_capture_enabled");
+  nb::object capture = optional_attribute(c_session, "is_webgpu_graph_capture_enabled");
+  if (!capture.is_none()) capture = capture();
   graph_capture = !capture.is_none() && nb::cast<bool>(capture);
   for (const IoInfo& io : info.outputs()) all_outputs.append(nb::str(io.name.c_str()));
 }
@@ -116,8 +130,7 @@ nb::object planner_of(nb::handle session) {
   if (PyObject* entry = PyDict_GetItemWithError(planners(), key.ptr())) {  // borrowed
     if (PyWeakref_GetObject(NB_TUPLE_GET_ITEM(entry, 0)) == session.ptr()) {
       nb::handle planner = NB_TUPLE_GET_ITEM(entry, 1);
-      const nb::object c_session = session.attr("_sess");
-      if (nb::cast<PyPlanner&>(planner).c_session.is(c_session)) return nb::borrow(planner);
+      if (nb::cast<PyPlanner&>(planner).c_session.is(c_session_of(session))) return nb::borrow(planner);
     }
   } else if (PyErr_Occurred()) {
     throw nb::python_error();
@@ -127,7 +140,7 @@ nb::object planner_of(nb::handle session) {
         (std::string("ortdlpack.run: session must be an onnxruntime.InferenceSession, not ") + type_name(session.ptr()))
             .c_str());
   }
-  nb::object planner = nb::cast(PyPlanner(session), nb::rv_policy::move);
+  nb::object planner = nb::cast(PyPlanner(c_session_of(session)), nb::rv_policy::move);
   const nb::object forget = nb::cpp_function([key](nb::handle) {
     if (PyDict_DelItem(planners(), key.ptr()) != 0) PyErr_Clear();  // replaced already by a session of that id
   });
@@ -274,7 +287,7 @@ nb::object run_bound_run(PyBoundRun& b, nb::handle run_options) {
       for (size_t k = 0; k < tensors.size(); ++k) b.r.plan.outputs[k].destination = tensors[k];
       b.binding.attr("clear_binding_outputs")();
       bind(RunPlan{{}, b.r.plan.outputs, {}}, b.binding);
-      b.outputs = to_frameworks(tensors, b.r.type);
+      b.outputs = to_frameworks(as_requested(b.r.plan, std::move(tensors)), b.r.type);
     }
   } catch (nb::python_error& e) {
     raise_onnxruntime_error(e);
@@ -296,7 +309,10 @@ void bind_run(nb::module_& m) {
       .def_prop_ro("output_names", [](const PyBoundRun& b) {
         std::vector<std::string> names;
         for (const RunPlan::Output& out : b.r.plan.outputs) names.push_back(out.io->name);
-        return names;
+        if (b.r.plan.returned.empty()) return names;
+        std::vector<std::string> named;
+        for (size_t k : b.r.plan.returned) named.push_back(names[k]);
+        return named;
       });
   // ortdlpack.InferenceSession.run itself: a method (it binds to the session), no Python frame around it.
   m.attr("_inference_session_run") = nb::cpp_function(

@@ -36,7 +36,7 @@ template <class Take>
 void for_items(nb::handle mapping, const char* argument, const char* entry, const char* hint, Take take) {
   const auto add = [&](nb::handle k, nb::handle v) {
     if (!PyUnicode_Check(k.ptr())) {  // (the message is made only then: this runs per feed and per run)
-      throw nb::type_error((std::string(argument) + " key must be str, not " + type_name(k.ptr())).c_str());
+      call_shape_error(CallShape::kFeedKeyNoStr, std::string(argument) + " key must be str, not " + type_name(k.ptr()));
     }
     std::string name = nb::cast<std::string>(k);
     try {
@@ -60,9 +60,8 @@ void for_items(nb::handle mapping, const char* argument, const char* entry, cons
   }
   if (!PyMapping_Check(mapping.ptr()) || PyList_Check(mapping.ptr()) || PyTuple_Check(mapping.ptr()) ||
       !has_attribute(mapping, "items")) {
-    throw nb::type_error((std::string(argument) + " must be a mapping of " + entry + " names to tensors, not " +
-                          type_name(mapping.ptr()) + hint)
-                             .c_str());
+    call_shape_error(CallShape::kFeedsNoMapping, std::string(argument) + " must be a mapping of " + entry +
+                                                     " names to tensors, not " + type_name(mapping.ptr()) + hint);
   }
   nb::object items = nb::steal(PyMapping_Items(mapping.ptr()));
   if (!items.is_valid()) throw nb::python_error();
@@ -173,14 +172,25 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, const std::vector<Io
   r.type = output_type.is_none() ? none_means : to_output_type(output_type, "output_type");
   if (r.type == OutputType::kLikeFeeds) r.type = first.is_valid() ? framework_of(first) : OutputType::kNumpy;
   if (!output_names.is_none()) {
-    nb::object names = nb::steal(PyUnicode_Check(output_names.ptr()) ? nullptr : PyObject_GetIter(output_names.ptr()));
-    if (!names.is_valid()) {
-      clear_exception();
+    // A sequence of names, as onnxruntime's run takes it (a list or a tuple, str or UTF-8 bytes each; not a str, a
+    // dict or an iterator: its TypeError).
+    PyObject* o = output_names.ptr();
+    if (PyUnicode_Check(o) || PyBytes_Check(o) || PyDict_Check(o) || PySequence_Check(o) == 0) {
       throw nb::type_error(
-          (std::string("output_names must be a sequence of str or None, not ") + type_name(output_names.ptr()))
-              .c_str());
+          (std::string("output_names must be a sequence of str or None, not ") + type_name(o)).c_str());
     }
-    while (PyObject* n = PyIter_Next(names.ptr())) r.names.push_back(str_of(nb::steal(n), "output_names[...]"));
+    const nb::object names = nb::steal(PyObject_GetIter(o));
+    if (!names.is_valid()) throw nb::python_error();
+    while (PyObject* n = PyIter_Next(names.ptr())) {
+      const nb::object name = nb::steal(n);
+      if (PyBytes_Check(n)) {
+        const nb::object text = nb::steal(PyUnicode_FromEncodedObject(n, "utf-8", "strict"));
+        if (!text.is_valid()) throw nb::python_error();
+        r.names.push_back(nb::cast<std::string>(text));
+      } else {
+        r.names.push_back(str_of(name, "output_names[...]"));
+      }
+    }
     if (PyErr_Occurred()) throw nb::python_error();
   }
   if (!outputs.is_none()) {

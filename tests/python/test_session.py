@@ -249,8 +249,10 @@ def test_wrong_fixed_dim(make):
 def test_unknown_and_duplicate_outputs(add):
     with pytest.raises(ValueError, match=r"Invalid output name:q"):
         add({"x": tiny_input()}, ["q"])
-    with pytest.raises(ValueError, match=r"'y' is requested twice"):
-        add({"x": tiny_input()}, ["y", "y"])
+    # An output named twice comes twice, as onnxruntime's run returns it (the same values).
+    twice = add({"x": tiny_input()}, ["y", "y"])
+    assert len(twice) == 2
+    np.testing.assert_array_equal(np.asarray(twice[0]), np.asarray(twice[1]))
     with pytest.raises(ValueError, match=r"unknown output 'q'"):
         add({"x": tiny_input()}, outputs={"q": np.zeros((1, 100), np.float32)})
     with pytest.raises(TypeError, match="output_names"):
