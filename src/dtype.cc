@@ -20,8 +20,10 @@ struct DtypeRow {
 constexpr DLDataType dl(uint8_t code, uint8_t bits) { return DLDataType{code, bits, 1}; }
 
 // The one dtype table. Every ONNX tensor element type DLPack can carry; STRING and UNDEFINED are absent on purpose.
-// Not yet here: uint2/int2/float8e8m0. ORT's C enum numbers them 24/25/26 while ONNX numbers them 25/26/24, and
-// ORT 1.29 mixes the two (a tensor created as C-API UINT2 reports FLOAT8E8M0), so a round trip would change the type.
+// Not yet here: uint2/int2. ORT's C enum numbers them 24/25 while ONNX numbers them 25/26 (and float8e8m0 26 against
+// ONNX's 24), and ORT 1.29 mixes the two for them (a tensor created as C-API UINT2 reports FLOAT8E8M0), so a round
+// trip would change the type; DLPack 1.3 has no 2-bit codes either. float8e8m0 is here: ORT reports it with its own
+// C enum value both ways (tests/python/test_dtypes.py checks the round trip on the ORT it runs on).
 constexpr DtypeRow kDtypes[] = {
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, dl(kDLBool, 8), "bool", "bool"},
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, dl(kDLInt, 8), "int8", "int8"},
@@ -46,6 +48,9 @@ constexpr DtypeRow kDtypes[] = {
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, dl(kDLUInt, 4), "uint4", "uint4"},
 #if ORT_API_VERSION >= 24  // float4e2m1 came with ORT 1.24 (headers and runtime)
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, dl(kDLFloat4_e2m1fn, 4), "float4_e2m1fn", "float4e2m1"},
+#endif
+#if ORT_API_VERSION >= 29  // float8e8m0: in the pinned 1.29 headers; an older runtime refuses such tensors itself
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0, dl(kDLFloat8_e8m0fnu, 8), "float8_e8m0fnu", "float8e8m0"},
 #endif
 };
 

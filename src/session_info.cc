@@ -156,6 +156,19 @@ std::string IoInfo::type_string() const {
 
 bool IoInfo::has_dlpack_form() const noexcept { return is_tensor && has_dlpack_dtype(element_type); }
 
+bool IoInfo::holds_tensors() const noexcept {
+  std::string t = onnx_type;
+  bool wrapped = false;
+  for (const char* prefix : {"seq(", "optional(", "seq(", "optional("}) {  // (ONNX nests them at most this deep)
+    const size_t n = std::char_traits<char>::length(prefix);
+    if (t.compare(0, n, prefix) != 0 || t.back() != ')') continue;
+    t = t.substr(n, t.size() - n - 1);
+    wrapped = true;
+  }
+  if (!wrapped || t.compare(0, 7, "tensor(") != 0 || t.back() != ')') return false;
+  return has_dlpack_dtype(dtype_from_onnx_name(t.substr(7, t.size() - 8)));
+}
+
 bool IoInfo::required() const noexcept { return onnx_type.compare(0, 9, "optional(") != 0; }
 
 SessionInfo::SessionInfo(const OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices)

@@ -31,6 +31,9 @@ struct IoInfo {
   std::string type_string() const;
   /// \brief Whether its values can be DLPack tensors: a tensor of an element type other than string.
   bool has_dlpack_form() const noexcept;
+  /// \brief Whether its values hold DLPack tensors inside sequences or optionals (seq(tensor(float)),
+  /// optional(tensor(int64)), optional(seq(tensor(uint8)))): a binding hands each tensor over as one.
+  bool holds_tensors() const noexcept;
   /// \brief Whether an input must be fed: every one but an optional ("optional(...)") input.
   bool required() const noexcept;
 };

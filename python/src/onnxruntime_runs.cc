@@ -32,8 +32,30 @@ nb::object run_feed(const Tensor& t) {
   return ortvalue_of(t);
 }
 
-// The outputs onnxruntime's run returned, made as `r.type` asks: arrays become the framework's over the same memory;
-// values without a DLPack form (lists, dicts, None, string arrays) stay as onnxruntime returns them. An array over a
+// A numpy array onnxruntime's run returned, or a sequence (list) or optional (None) of them, in framework `type`
+// over the same memory.
+nb::object in_framework(nb::handle value, OutputType type) {
+  if (value.is_none()) return nb::none();
+  if (PyList_Check(value.ptr())) {
+    nb::list items;
+    for (nb::handle item : value) items.append(in_framework(item, type));
+    return std::move(items);
+  }
+  if (type == OutputType::kTorch) {
+    // torch's own C function for a numpy array: cheaper than an import and an export through the exchange API. It
+    // refuses numpy's ulonglong (onnxruntime's uint64 outputs), which DLPack carries.
+    static PyObject* const from_numpy = module_attribute("torch", "from_numpy");
+    try {
+      return nb::handle(from_numpy)(value);
+    } catch (nb::python_error& e) {
+      if (!e.matches(PyExc_TypeError)) throw;
+    }
+  }
+  return to_framework(import_any(value, nb::none(), nb::none(), "an output"), type);
+}
+
+// The outputs onnxruntime's run returned, made as `r.type` asks: arrays become the framework's over the same memory,
+// in sequences and optionals too; other values (maps, string arrays) stay as onnxruntime returns them. An array over a
 // feed's memory (a graph output that is a graph input: onnxruntime < 1.24 returns the feed itself) is copied first:
 // no output aliases a feed.
 nb::object run_results(const Request& r, nb::handle input_feed, nb::object produced) {
@@ -54,20 +76,10 @@ nb::object run_results(const Request& r, nb::handle input_feed, nb::object produ
       array = NB_LIST_GET_ITEM(produced.ptr(), static_cast<Py_ssize_t>(k));
       break;
     }
-    if (r.type == OutputType::kNumpy || !out.io->has_dlpack_form()) continue;
-    nb::object t;
-    if (r.type == OutputType::kTorch) {
-      // torch's own C function for a numpy array: cheaper than an import and an export through the exchange API. It
-      // refuses numpy's ulonglong (onnxruntime's uint64 outputs), which DLPack carries.
-      static PyObject* const from_numpy = module_attribute("torch", "from_numpy");
-      try {
-        t = nb::handle(from_numpy)(array);
-      } catch (nb::python_error& e) {
-        if (!e.matches(PyExc_TypeError)) throw;
-      }
+    if (r.type == OutputType::kNumpy) continue;
+    if (out.io->has_dlpack_form() || out.io->holds_tensors()) {
+      PyList_SetItem(produced.ptr(), static_cast<Py_ssize_t>(k), in_framework(array, r.type).release().ptr());
     }
-    if (!t.is_valid()) t = to_framework(import_any(array, nb::none(), nb::none(), "an output"), r.type);
-    PyList_SetItem(produced.ptr(), static_cast<Py_ssize_t>(k), t.release().ptr());
   }
   return produced;
 }
