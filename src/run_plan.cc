@@ -169,6 +169,7 @@ void plan_destinations(const SessionInfo& info, const RunOptions& options, RunPl
               (tensor.read_only_kind() == ReadOnly::kByContract ? " (its producer's arrays are immutable)" : "") +
               ": ORT would write into it");
     }
+    refuse_overlap(tensor, name, plan);  // (before the memory check: sharing memory is wrong on any device)
     const OrtMemoryInfo* memory = tensor.memory_info();
     if (!info.writes(*io, memory)) {
       throw Error(ErrorKind::kUnsupported, "run: output destination '" + name + "' is in " + describe_memory(memory) +
@@ -177,7 +178,6 @@ void plan_destinations(const SessionInfo& info, const RunOptions& options, RunPl
                                                " and has no execution provider on that "
                                                "device (a destination is never copied)");
     }
-    refuse_overlap(tensor, name, plan);
     out->destination = tensor;
   }
 }
