@@ -286,9 +286,9 @@ struct Binding::Impl {
   const OrtRunOptions* run_options = nullptr;  // bind()'s RunOptions::run_options
   IoBinding binding;                           // bound once (outputs again after the first run)
   bool allocated = true;                       // whether the next run has outputs ORT allocates
-  std::vector<std::string> names;  // of plan.outputs
-  std::vector<Tensor> outputs;     // plan.outputs' tensors, after the first run
-  std::vector<Tensor> returned;    // as_requested(plan, outputs): what run() returns
+  std::vector<std::string> names;              // of plan.outputs
+  std::vector<Tensor> outputs;                 // plan.outputs' tensors, after the first run
+  std::vector<Tensor> returned;                // as_requested(plan, outputs): what run() returns
   std::vector<std::string> returned_names;
   std::mutex mutex;
 };

@@ -134,7 +134,7 @@ DLManagedTensorVersioned* exchange_export(nb::handle x, bool device_tensors) {
     if (adopt_producer_work(device, reinterpret_cast<uintptr_t>(producer_stream))) return m;
   }
   if (m->deleter != nullptr) m->deleter(m);  // DLPack allows a tensor without a deleter
-  clear_exception();  // (after the deleter: an interrupt leaves nothing behind)
+  clear_exception();                         // (after the deleter: an interrupt leaves nothing behind)
   return nullptr;
 }
 

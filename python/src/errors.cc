@@ -173,9 +173,9 @@ void bind_errors(nb::module_& m) {
   if (g_execution_error == nullptr) throw nb::python_error();
   classes["ExecutionError"] = nb::handle(g_execution_error);
   const auto both = [&](const char* name, PyObject* other, const char* doc) {
-    PyObject* type = PyErr_NewExceptionWithDoc((std::string("ortdlpack.errors.") + name).c_str(), doc,
-                                               nb::make_tuple(nb::handle(PyExc_TypeError), nb::handle(other)).ptr(),
-                                               nullptr);
+    PyObject* type =
+        PyErr_NewExceptionWithDoc((std::string("ortdlpack.errors.") + name).c_str(), doc,
+                                  nb::make_tuple(nb::handle(PyExc_TypeError), nb::handle(other)).ptr(), nullptr);
     if (type == nullptr) throw nb::python_error();
     classes[name] = nb::handle(type);
     return type;

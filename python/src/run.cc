@@ -91,13 +91,13 @@ nb::object c_session_of(nb::handle session) {
 
 PyPlanner::PyPlanner(nb::handle c)
     : c_session(nb::borrow(c)),
-      info(py::session_info(declarations(c.attr("inputs_meta"), optional_attribute(c, "input_meminfos")),
-                            declarations(c.attr("outputs_meta"), optional_attribute(c, "output_meminfos")),
-                            declarations(has_attribute(c, "overridable_initializers")
-                                             ? nb::object(c.attr("overridable_initializers"))
-                                             : nb::object(nb::list()),
-                                         nb::none()),
-                            nb::cast<std::vector<std::string>>(c.attr("get_providers")()))),
+      info(py::session_info(
+          declarations(c.attr("inputs_meta"), optional_attribute(c, "input_meminfos")),
+          declarations(c.attr("outputs_meta"), optional_attribute(c, "output_meminfos")),
+          declarations(has_attribute(c, "overridable_initializers") ? nb::object(c.attr("overridable_initializers"))
+                                                                    : nb::object(nb::list()),
+                       nb::none()),
+          nb::cast<std::vector<std::string>>(c.attr("get_providers")()))),
       host_outputs(py::host_outputs(info)),
       run(c_session.attr("run")) {
   nb::object capture = optional_attribute(c_session, "is_webgpu_graph_capture_enabled");
@@ -298,7 +298,8 @@ nb::object run_bound_run(PyBoundRun& b, nb::handle run_options) {
 }  // namespace
 
 void bind_run(nb::module_& m) {
-  nb::class_<PyPlanner>(m, "_Planner", nb::type_slots(Gc<PyPlanner>::slots), "The core's SessionInfo of an onnxruntime.InferenceSession.");
+  nb::class_<PyPlanner>(m, "_Planner", nb::type_slots(Gc<PyPlanner>::slots),
+                        "The core's SessionInfo of an onnxruntime.InferenceSession.");
   nb::class_<PyBoundRun>(m, "BoundRun", nb::type_slots(Gc<PyBoundRun>::slots),
                          "A run of an InferenceSession planned and bound once (InferenceSession.bind): every run() "
                          "reruns it on the same feed tensors into the same outputs.")

@@ -39,6 +39,30 @@ def skip_if_ort_lacks_dtype(name: str) -> None:
         pytest.skip(f"onnxruntime {ort.__version__} has no float4e2m1 tensors (added in 1.24)")
 
 
+def ep_device_library(ep_device: ort.OrtEpDevice) -> str | None:
+    """The real path of the library an EP device came from (its ep_metadata's library_path), or None where the
+    onnxruntime does not say: 1.23 leaves the key out of a plugin EP library's devices (onnxruntime-ep-openvino's,
+    the one host EP package 1.23 hosts); newer runtimes set it for them (the virtual device, QNN, ggml, WebGPU)."""
+    path = ep_device.ep_metadata.get("library_path")
+    return os.path.realpath(path) if path else None
+
+
+def library_is_loaded(path: str) -> bool:
+    """Whether the library file at `path` is mapped into this process, as a registered EP library is for as long as
+    it is registered: what a test can check of a registration where the EP devices do not name their library."""
+    real = os.path.realpath(path)
+    with open("/proc/self/maps") as f:
+        return any(line.split(maxsplit=5)[5:] == [real] for line in f.read().splitlines())
+
+
+# --- the sanitizer leg: what cannot run with the ASan runtime preloaded -----------------------------------------
+
+# scripts/sanitize.sh's Python leg sets ORTDLPACK_SANITIZER=asan (it preloads libasan into an uninstrumented python):
+# said explicitly, not guessed from LD_PRELOAD. Tests that load a third-party library which cannot run under that
+# preload skip there, saying so (docs/reliability.md, section 1); the plain legs run them.
+SANITIZER = os.environ.get("ORTDLPACK_SANITIZER", "")
+
+
 # --- optional frameworks --------------------------------------------------------------------------------------
 
 
@@ -322,9 +346,14 @@ def vd():
         pytest.skip(str(e))
 
     def ours():
+        # A device of the plugin's EP name from this library file; where onnxruntime names no library in the devices
+        # (ep_device_library), one of that name while this library is loaded.
         found = {}
         for d in ort.get_ep_devices():
-            if d.ep_name == EP_NAME and os.path.realpath(d.ep_metadata.get("library_path", "")) == os.path.realpath(path):
+            if d.ep_name != EP_NAME:
+                continue
+            library = ep_device_library(d)
+            if library == os.path.realpath(path) or (library is None and library_is_loaded(path)):
                 found.setdefault(d.device.device_id, d)
         return [found[i] for i in sorted(found)]
 
