@@ -23,7 +23,7 @@ constexpr DLDataType dl(uint8_t code, uint8_t bits) { return DLDataType{code, bi
 // Not yet here: uint2/int2. ORT's C enum numbers them 24/25 while ONNX numbers them 25/26 (and float8e8m0 26 against
 // ONNX's 24), and ORT 1.29 mixes the two for them (a tensor created as C-API UINT2 reports FLOAT8E8M0), so a round
 // trip would change the type; DLPack 1.3 has no 2-bit codes either. float8e8m0 is here: ORT reports it with its own
-// C enum value both ways (tests/python/test_dtypes.py checks the round trip on the ORT it runs on).
+// C enum value both ways (tests/python/test_hostile.py checks the round trip on the ORT it runs on).
 constexpr DtypeRow kDtypes[] = {
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, dl(kDLBool, 8), "bool", "bool"},
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, dl(kDLInt, 8), "int8", "int8"},

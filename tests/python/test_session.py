@@ -291,7 +291,7 @@ def test_producer_whose_dlpack_raises(add):
         add({"x": Broken()})
 
 
-def test_any_mapping_of_feeds_and_any_iterable_of_output_names(add, add_ref):
+def test_any_mapping_of_feeds_and_any_sequence_of_output_names(add, add_ref):
     import collections.abc
     import types
 
@@ -309,8 +309,12 @@ def test_any_mapping_of_feeds_and_any_iterable_of_output_names(add, add_ref):
             return len(self._items)
 
     for feeds in (Feeds(x=tiny_input()), types.MappingProxyType({"x": tiny_input()})):
-        (y,) = add(feeds, (n for n in ["y"]))
-        np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, tiny_input()))
+        for names in (["y"], ("y",)):
+            (y,) = add(feeds, names)
+            np.testing.assert_array_equal(np.from_dlpack(y), _expected(add_ref, tiny_input()))
+        # output_names is a sequence, as onnxruntime's run takes it: an iterator is its TypeError
+        with pytest.raises(TypeError, match="output_names must be a sequence"):
+            add(feeds, (n for n in ["y"]))
 
 
 def test_lists_are_fed_as_onnxruntime_feeds_them_and_a_list_is_not_a_mapping(add, add_ref):
