@@ -123,11 +123,14 @@ void plan_outputs(const SessionInfo& info, const std::vector<std::string>& outpu
     }
     size_t at = 0;
     while (at < plan.outputs.size() && plan.outputs[at].io != io) ++at;
+    if (at < plan.outputs.size() && plan.returned.empty()) {
+      // The first repeat: from here on every place is recorded (names given once each, the common case, allocate
+      // nothing for it).
+      for (size_t k = 0; k < plan.outputs.size(); ++k) plan.returned.push_back(k);
+    }
     if (at == plan.outputs.size()) plan.outputs.push_back(RunPlan::Output{io, Tensor(), nullptr});
-    plan.returned.push_back(at);
+    if (!plan.returned.empty()) plan.returned.push_back(at);
   }
-  // Named once each (the common case): the outputs are returned as they are.
-  if (plan.returned.size() == plan.outputs.size()) plan.returned.clear();
 }
 
 // ORT writes a destination while it reads the feeds and writes the other outputs: one sharing memory with any of them
