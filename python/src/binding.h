@@ -305,8 +305,10 @@ Session& core_session(nb::handle session);
 
 // compiled_sessions.cc ------------------------------------------------------------------------------------------------
 // A session that compiled code names by a number (torch's custom op, XLA's FFI call): its core Session, the shape
-// rules it was wrapped with, and a reference to its ortdlpack.Session, which keeps the core Session alive and is
-// released with the GIL when the last holder (the registry, or a run in progress) lets go.
+// rules it was wrapped with, and its ortdlpack.Session (`owner`), which keeps the core Session alive. The registry
+// borrows it: the Python registration (ortdlpack/_compiled.py) holds it, where the garbage collector sees that
+// reference, so a torch module or jax function stored on its own session is collected with it. A run in progress
+// when the registration goes takes a reference for the runs left (`owned`), released with the GIL by the last one.
 struct CompiledSession {
   CompiledSession(Session& core, ShapeRules shape_rules, nb::handle owner);
   ~CompiledSession();
@@ -315,7 +317,8 @@ struct CompiledSession {
 
   Session& session;
   const ShapeRules rules;
-  PyObject* owner;
+  PyObject* owner;             // borrowed while registered; owned (`owned`) once released during a run
+  mutable bool owned = false;  // (written under the registry's lock; read by the last holder's destructor)
 };
 // The registered session with that id, shared for the caller's run; Error(kInvalidArgument) when there is none (never
 // registered, or released: ids are never reused). Callable without the GIL.

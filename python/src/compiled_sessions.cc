@@ -32,14 +32,20 @@ uint64_t register_session(nb::handle session, const std::string& framework, bool
   return id;
 }
 
+// Called by the Python registration's finalizer, with the GIL: from now on only runs in progress hold the entry, and
+// they hold the session too.
 void release_session(uint64_t id) {
-  std::shared_ptr<const CompiledSession> entry;  // released after the lock (its destructor takes the GIL)
+  std::shared_ptr<const CompiledSession> entry;  // released after the lock (its destructor may take the GIL)
   const std::lock_guard<std::mutex> lock(g_mutex);
   if (g_sessions == nullptr) return;
   auto it = g_sessions->find(id);
   if (it == g_sessions->end()) return;
   entry = std::move(it->second);
   g_sessions->erase(it);
+  if (entry.use_count() > 1) {  // a run holds it (copies are made under this lock: none can appear now)
+    Py_INCREF(entry->owner);
+    entry->owned = true;
+  }
 }
 
 // A shape as the tracer gives it: ints, None for a symbolic size.
@@ -82,10 +88,10 @@ nb::object derive_shapes(uint64_t id, const std::vector<std::string>& dtypes, nb
 }  // namespace
 
 CompiledSession::CompiledSession(Session& core, ShapeRules shape_rules, nb::handle session_object)
-    : session(core), rules(std::move(shape_rules)), owner(session_object.inc_ref().ptr()) {}
+    : session(core), rules(std::move(shape_rules)), owner(session_object.ptr()) {}
 
 CompiledSession::~CompiledSession() {
-  if (!python_alive()) return;  // the interpreter is exiting: its objects are not ours to touch
+  if (!owned || !python_alive()) return;  // (an exiting interpreter's objects are not ours to touch)
   nb::gil_scoped_acquire gil;
   Py_DECREF(owner);
 }

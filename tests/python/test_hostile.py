@@ -190,6 +190,62 @@ def test_cycles_leave_rss_flat():
     assert psutil.Process().memory_info().rss - before < 32 << 20
 
 
+@pytest.mark.parametrize("wrap", ["torch_module", "jax_function"])
+def test_a_compiled_wrapper_stored_on_its_session_is_collected(wrap):
+    # The registry compiled code names sessions by borrows the session: the wrapper's own reference, which the
+    # collector sees, is what keeps it (python/src/compiled_sessions.cc).
+    if wrap == "jax_function":
+        pytest.importorskip("jax")
+
+    class Wrapper(ortdlpack.Session):
+        pass
+
+    s = Wrapper(ADD)
+    s.wrapped = getattr(ortdlpack, wrap)(s)
+    session_id = s.wrapped._session_id if wrap == "torch_module" else None
+    ws = weakref.ref(s)
+    del s
+    gc.collect()
+    assert ws() is None
+    if session_id is not None:
+        with pytest.raises(ValueError, match="is not registered"):
+            ortdlpack._ortdlpack._compiled_session(session_id)
+
+
+def test_a_wrapper_released_during_its_run_keeps_the_session_for_that_run():
+    # A run on another thread (GIL released) while the last reference to the wrapper goes: the run finishes on a
+    # live session and gives the right result; the session goes with the run.
+    n = 2048  # (a run of about a second on two cores: the release lands while it is in ORT)
+    matmul = _model([helper.make_node("MatMul", ["a", "b"], ["c"])], [_f32("a", [n, n]), _f32("b", [n, n])],
+                    [_f32("c", [n, n])])
+    class Weakly(ortdlpack.Session):  # (a subclass: weak references to it can be made)
+        pass
+
+    session = Weakly(matmul)
+    module = ortdlpack.torch_module(session)
+    ws = weakref.ref(session)
+    del session
+    a = torch.rand(n, n)
+    result = {}
+    started = threading.Event()
+
+    def run():
+        started.set()
+        result["c"] = ortdlpack._ortdlpack._torch_run(session_id, [a, a])
+
+    session_id = module._session_id
+    thread = threading.Thread(target=run)
+    thread.start()
+    started.wait()
+    time.sleep(0.1)
+    del module
+    gc.collect()
+    thread.join()
+    torch.testing.assert_close(result["c"][0], a @ a, rtol=1e-4, atol=1e-3)
+    gc.collect()
+    assert ws() is None
+
+
 # --- 3. interrupts ------------------------------------------------------------------------------------------------
 
 
