@@ -260,19 +260,30 @@ inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
 
 // output_frameworks.cc ------------------------------------------------------------------------------------------------
 // output_type=: the framework a run's outputs are made in (ortdlpack.Tensor, torch, numpy, cupy, jax, or that of the
-// feeds: framework_of the first feed).
-enum class OutputType { kTensor, kTorch, kNumpy, kCupy, kJax, kLikeFeeds };
+// feeds: framework_of the first feed; kForeign: a feed's own framework through its package's from_dlpack).
+enum class OutputType { kTensor, kTorch, kNumpy, kCupy, kJax, kLikeFeeds, kForeign };
+// What a run's outputs are made as: an output type, with, for kForeign, the importer (the feeds' package's
+// from_dlpack: a module attribute, kept for the process's life like every module_attribute).
+struct OutputFramework {
+  OutputFramework(OutputType t = OutputType::kTensor, PyObject* from_dlpack = nullptr) noexcept
+      : type(t), importer(from_dlpack) {}
+  bool operator==(OutputType t) const noexcept { return type == t; }
+  bool operator!=(OutputType t) const noexcept { return type != t; }
+  OutputType type;
+  PyObject* importer;
+};
 // "ortdlpack", "torch", "numpy", "cupy", "jax", "like_feeds" (not None): TypeError/ValueError naming `what`.
 OutputType to_output_type(nb::handle spec, const char* what);
-// The framework of a feed: torch, numpy (lists and scalars too: they become numpy arrays), cupy, jax, else Tensor.
-OutputType framework_of(nb::handle feed);
+// The framework of a feed: torch, numpy (lists and scalars too: they become numpy arrays), cupy, jax, the framework
+// of any other DLPack producer whose package has a from_dlpack (paddle, tvm_ffi, ...), else Tensor.
+OutputFramework framework_of(nb::handle feed);
 // Whether outputs of that type must be allocated in host memory (numpy).
-bool needs_host(OutputType type);
+bool needs_host(const OutputFramework& f);
 // Error(kUnsupported) when the framework has no dtype for the element type (torch: sub-byte types).
-void check_framework_holds(OutputType type, ONNXTensorElementDataType element_type);
+void check_framework_holds(const OutputFramework& f, ONNXTensorElementDataType element_type);
 // `t` as an object of the framework (kTensor, kLikeFeeds: an ortdlpack.Tensor), sharing its memory.
-nb::object to_framework(const Tensor& t, OutputType type);
-nb::object to_frameworks(const std::vector<Tensor>& tensors, OutputType type);
+nb::object to_framework(const Tensor& t, const OutputFramework& f);
+nb::object to_frameworks(const std::vector<Tensor>& tensors, const OutputFramework& f);
 // Orders `t`, in memory the host cannot read, before the work torch's current stream (the caller's) queues next.
 void order_for_torch(const Tensor& t);
 
@@ -352,7 +363,7 @@ struct Request {
   std::vector<std::string> names;
   RunOptions options;
   RunPlan plan;
-  OutputType type = OutputType::kTensor;  // what the outputs are made as (output_type=, like_feeds resolved)
+  OutputFramework type;  // what the outputs are made as (output_type=, like_feeds resolved)
 
   template <class F>
   void references(F f) {  // (Gc)

@@ -34,7 +34,7 @@ nb::object run_feed(const Tensor& t) {
 
 // A numpy array onnxruntime's run returned, or a sequence (list) or optional (None) of them, in framework `type`
 // over the same memory.
-nb::object in_framework(nb::handle value, OutputType type) {
+nb::object in_framework(nb::handle value, const OutputFramework& type) {
   if (value.is_none()) return nb::none();
   if (PyList_Check(value.ptr())) {
     nb::list items;

@@ -5,6 +5,7 @@
 // (docs/streams.md): a device tensor is made complete for the consumer's stream first (torch's current stream, as
 // torch.from_dlpack names it).
 #include <string>
+#include <unordered_map>
 #include <utility>
 #include <vector>
 
@@ -106,6 +107,28 @@ OutputType output_type_of(PyTypeObject* type) {
   return OutputType::kTensor;
 }
 
+// The from_dlpack of the top-level package that defines `type` (paddle.from_dlpack, tvm_ffi.from_dlpack), or NULL
+// when it has none (mlx): looked up once per package and kept (modules are not unloaded). Asked only of producers no
+// other rule names.
+PyObject* package_from_dlpack(PyTypeObject* type) {
+  const std::string module = module_of(type);
+  const std::string top = module.substr(0, module.find('.'));
+  static std::unordered_map<std::string, PyObject*> found;  // under the GIL; process lifetime
+  auto it = found.find(top);
+  if (it != found.end()) return it->second;
+  PyObject* importer = nullptr;
+  if (!top.empty()) {
+    nb::object package = nb::steal(PyImport_GetModule(nb::str(top.c_str()).ptr()));  // imported: its type exists
+    if (!package.is_valid()) clear_exception();
+    if (package.is_valid() && has_attribute(package, "from_dlpack")) {
+      nb::object f = package.attr("from_dlpack");
+      if (PyCallable_Check(f.ptr()) != 0) importer = f.release().ptr();
+    }
+  }
+  found.emplace(top, importer);
+  return importer;
+}
+
 }  // namespace
 
 OutputType to_output_type(nb::handle spec, const char* what) {
@@ -120,23 +143,22 @@ OutputType to_output_type(nb::handle spec, const char* what) {
   throw nb::value_error((std::string(what) + " '" + s + "' is none of " + known_names()).c_str());
 }
 
-OutputType framework_of(nb::handle feed) {
+OutputFramework framework_of(nb::handle feed) {
   if (is_tensor(feed)) return OutputType::kTensor;
   if (numpy_kind(feed) != NumpyKind::kNone) return OutputType::kNumpy;  // (the common case, without its module)
   const OutputType type = output_type_of(Py_TYPE(feed.ptr()));
+  if (type != OutputType::kTensor || PyCapsule_CheckExact(feed.ptr())) return type;
   // What is no DLPack producer (lists, scalars, dicts, strings: what onnxruntime's run takes) is numpy's, as
-  // onnxruntime's outputs are.
+  // onnxruntime's outputs are; another producer's framework is its package's from_dlpack, where it has one.
   static PyObject* const dunder = PyUnicode_InternFromString("__dlpack__");  // process lifetime
-  if (type == OutputType::kTensor && !PyCapsule_CheckExact(feed.ptr()) &&
-      class_attribute(Py_TYPE(feed.ptr()), dunder) == nullptr) {
-    return OutputType::kNumpy;
-  }
-  return type;
+  if (class_attribute(Py_TYPE(feed.ptr()), dunder) == nullptr) return OutputType::kNumpy;
+  PyObject* importer = package_from_dlpack(Py_TYPE(feed.ptr()));
+  return importer != nullptr ? OutputFramework(OutputType::kForeign, importer) : OutputFramework(OutputType::kTensor);
 }
 
-bool needs_host(OutputType type) { return type == OutputType::kNumpy; }
+bool needs_host(const OutputFramework& f) { return f == OutputType::kNumpy; }
 
-void check_framework_holds(OutputType type, ONNXTensorElementDataType element_type) {
+void check_framework_holds(const OutputFramework& type, ONNXTensorElementDataType element_type) {
   // torch has no sub-byte dtypes (int4, uint4, float4_e2m1fn): its DLPack import refuses them.
   if (type == OutputType::kTorch && element_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING &&
       element_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED && dtype_bits(element_type) < 8) {
@@ -146,8 +168,8 @@ void check_framework_holds(OutputType type, ONNXTensorElementDataType element_ty
   }
 }
 
-nb::object to_framework(const Tensor& t, OutputType type) {
-  switch (type) {
+nb::object to_framework(const Tensor& t, const OutputFramework& f) {
+  switch (f.type) {
     case OutputType::kTorch:
       return to_torch(t);
     case OutputType::kNumpy:
@@ -160,6 +182,8 @@ nb::object to_framework(const Tensor& t, OutputType type) {
       static PyObject* const from_dlpack = module_attribute("jax.dlpack", "from_dlpack");
       return nb::borrow(from_dlpack)(wrap(t));
     }
+    case OutputType::kForeign:
+      return nb::borrow(f.importer)(wrap(t));
     case OutputType::kTensor:
     case OutputType::kLikeFeeds:  // resolved by the caller (framework_of); a Tensor when nothing says otherwise
       break;
@@ -167,7 +191,7 @@ nb::object to_framework(const Tensor& t, OutputType type) {
   return wrap(t);
 }
 
-nb::object to_frameworks(const std::vector<Tensor>& tensors, OutputType type) {
+nb::object to_frameworks(const std::vector<Tensor>& tensors, const OutputFramework& type) {
   nb::object list = nb::steal(PyList_New(static_cast<Py_ssize_t>(tensors.size())));
   if (!list.is_valid()) throw nb::python_error();
   for (size_t k = 0; k < tensors.size(); ++k) {

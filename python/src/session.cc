@@ -136,7 +136,7 @@ struct PyModelMetadata {
 struct PyBinding {
   Binding core;
   nb::object session;
-  OutputType type;
+  OutputFramework type;
   nb::object outputs;  // a list, after the first run
 
   template <class F>

@@ -470,6 +470,33 @@ def test_float8_e8m0_both_ways():
         assert torch.equal(torch.from_dlpack(t).float(), torch.from_numpy(x))
 
 
+class _NoImporter:
+    """A DLPack producer whose package (this test module) has no from_dlpack: its feeds give ortdlpack.Tensors."""
+
+    def __init__(self, a):
+        self.a = a
+
+    def __dlpack__(self, **kw):
+        return self.a.__dlpack__(**kw)
+
+    def __dlpack_device__(self):
+        return self.a.__dlpack_device__()
+
+
+def test_like_feeds_for_every_dlpack_producer():
+    tvm_ffi = pytest.importorskip("tvm_ffi")  # a framework no rule of ortdlpack's names: its from_dlpack is used
+    x, y = np.ones((2, 3), np.float32), np.ones(3, np.float32)
+    s = ortdlpack.InferenceSession(ADD, providers=["CPUExecutionProvider"])
+    feeds = {"x": tvm_ffi.from_dlpack(x), "y": tvm_ffi.from_dlpack(y)}
+    for got in (s.run(None, feeds), ortdlpack.run(s, feeds, output_type="like_feeds"), s.bind(feeds).run(),
+                ortdlpack.Session(ADD).run(feeds, output_type="like_feeds")):
+        (z,) = got
+        assert type(z) is type(feeds["x"])
+        np.testing.assert_array_equal(np.from_dlpack(z), x + y)
+    (z,) = s.run(None, {"x": _NoImporter(x), "y": _NoImporter(y)})
+    assert isinstance(z, ortdlpack.Tensor)
+
+
 # --- 7. ortdlpack.run on a subclass that overrides run ------------------------------------------------------------
 
 
