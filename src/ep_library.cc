@@ -370,10 +370,17 @@ std::vector<const OrtEpDevice*> ep_devices_of(const std::string& ep_name) {
   return mine;
 }
 
+bool ships_with_ort(const std::string& name) {
+  const EpRow* ep = find_ep(name);
+  return ep != nullptr && ep->ort_library != nullptr;
+}
+
+}  // namespace detail
+
 std::vector<const OrtEpDevice*> select_ep_devices(const std::string& name,
                                                   const std::vector<std::pair<std::string, std::string>>& options) {
   const std::string ep = ensure_ep(name);
-  std::vector<const OrtEpDevice*> mine = ep_devices_of(ep);
+  std::vector<const OrtEpDevice*> mine = detail::ep_devices_of(ep);
   for (const auto& [key, value] : options) {
     if (key != "device_id" || mine.size() < 2) continue;
     char* end = nullptr;
@@ -386,12 +393,5 @@ std::vector<const OrtEpDevice*> select_ep_devices(const std::string& name,
   }
   return mine;
 }
-
-bool ships_with_ort(const std::string& name) {
-  const EpRow* ep = find_ep(name);
-  return ep != nullptr && ep->ort_library != nullptr;
-}
-
-}  // namespace detail
 
 }  // namespace ortdlpack

@@ -26,11 +26,6 @@ std::string missing_ep_message(const OrtMemoryInfo* memory);
 // The EP devices of the env whose EP is named `ep_name`, in the env's order (empty when it has none).
 std::vector<const OrtEpDevice*> ep_devices_of(const std::string& ep_name);
 
-// The EP devices a session of EP `name` runs on (ensure_ep() applied): all of them, or with a "device_id" option
-// (a decimal index) the device_id-th when the EP has several. Error(kInvalidArgument) for a bad device_id.
-std::vector<const OrtEpDevice*> select_ep_devices(const std::string& name,
-                                                  const std::vector<std::pair<std::string, std::string>>& options);
-
 // Why ORT refuses a session on EP `ep_name`'s devices with these provider options (a model of one Add, which the
 // CPU EP runs where the EP claims nothing): ORT's message, "" when the session is created. Registers nothing.
 std::string session_refusal(const std::string& ep_name,

@@ -154,7 +154,7 @@ void append_providers(const SessionConfig& config, OrtSessionOptions* options, C
       if (listed == ep) refuse("provider '" + ep + "' is listed twice");
     }
     created.providers.push_back(ep);
-    std::vector<const OrtEpDevice*> devices = detail::select_ep_devices(ep, p.options);
+    std::vector<const OrtEpDevice*> devices = select_ep_devices(ep, p.options);
     std::vector<std::pair<std::string, std::string>> ep_options = provider_options(ep, p.options);  // QNN: htp
     if (config.stream && ep != kCpuEp) created.stream = caller_stream(config, ep, devices, ep_options);
     std::vector<const char*> keys, values;

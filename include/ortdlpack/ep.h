@@ -17,6 +17,8 @@
 // this one refuses) is not registered, and asking for it says why, with both versions.
 #pragma once
 
+#include <onnxruntime_c_api.h>
+
 #include <optional>
 #include <string>
 #include <utility>
@@ -52,6 +54,13 @@ std::vector<std::pair<std::string, std::string>> provider_options(
 /// of the env and no installed EP package has; Error(kUnsupported) saying what to install when the EP is known but its
 /// library is missing or brought no device.
 std::string ensure_ep(const std::string& name);
+
+/// \brief The EP devices of the env a session on EP `name` runs on (ensure_ep() applied): all of them, or with a
+/// "device_id" option (a decimal index) the device_id-th when the EP has several — the one selection every session
+/// path makes (ortdlpack::Session, the providers ortdlpack.InferenceSession hands to onnxruntime).
+/// Error(kInvalidArgument) for a device_id the EP has no device at.
+std::vector<const OrtEpDevice*> select_ep_devices(const std::string& name,
+                                                  const std::vector<std::pair<std::string, std::string>>& options);
 
 /// \brief The folder EP libraries of ORT distributions are registered from: the running ORT library's own folder,
 /// unless set_ep_library_dir() named another. "" when it cannot be told (then nothing is registered from a folder).

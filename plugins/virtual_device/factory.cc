@@ -1,6 +1,7 @@
 // The EP factory: devices, metadata, allocator and data-transfer creation.
 #include "factory.h"
 
+#include <atomic>
 #include <new>
 
 #include "allocator.h"
@@ -9,6 +10,11 @@
 #include "stream.h"
 
 namespace ortdlpack::vd {
+namespace {
+// The device the last OrtEp was created on (the first of the devices ORT handed CreateEp), for tests of which device
+// a session's provider options select (ortdlpack_vd_last_ep_device).
+std::atomic<int> g_last_ep_device{-1};
+}  // namespace
 
 VdFactory::VdFactory(const OrtApi& api, const OrtEpApi& ep_api) noexcept : OrtEpFactory{}, api_(api), ep_api_(ep_api) {
   // Every callback of the API-29 struct is set: ORT 1.30 was seen to call some without a null check.
@@ -152,6 +158,7 @@ OrtStatus* ORT_API_CALL VdFactory::CreateEpImpl(OrtEpFactory* self, const OrtHar
     return f->api_.CreateStatus(ORT_INVALID_ARGUMENT,
                                 "ortdlpack virtual device: CreateEp was given no device of this factory");
   }
+  g_last_ep_device = static_cast<int>(id);
   auto* e = new (std::nothrow) VdEp(f->api_, f->ep_api_, id);
   if (e == nullptr) return f->api_.CreateStatus(ORT_FAIL, "ortdlpack virtual device: out of memory");
   if (OrtStatus* st = e->Init()) {
@@ -217,3 +224,6 @@ OrtStatus* ORT_API_CALL VdFactory::CreateSyncStreamForDeviceImpl(OrtEpFactory* s
 }
 
 }  // namespace ortdlpack::vd
+
+// Test ABI: the device id of the last OrtEp the factory created (-1: none yet).
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_last_ep_device(void) { return ortdlpack::vd::g_last_ep_device.load(); }

@@ -43,4 +43,5 @@ def virtual_device_abi(path: str | None = None) -> ctypes.CDLL:
     lib.ortdlpack_vd_is_device_pointer.argtypes = [ctypes.c_void_p, ctypes.c_uint64]
     lib.ortdlpack_vd_is_device_pointer.restype = ctypes.c_int
     lib.ortdlpack_vd_guard_enabled.restype = ctypes.c_int
+    lib.ortdlpack_vd_last_ep_device.restype = ctypes.c_int
     return lib

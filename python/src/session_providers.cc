@@ -1,6 +1,7 @@
 // A session's providers and options as onnxruntime's arguments give them: providers= and provider_options= as the
 // core's providers, a dict[str, str] argument, the ORT options behind an onnxruntime.SessionOptions, and the
 // providers= ortdlpack.InferenceSession hands to onnxruntime (EP names resolved, options completed).
+#include <algorithm>
 #include <optional>
 #include <string>
 #include <utility>
@@ -113,8 +114,9 @@ const OrtSessionOptions* to_base(nb::handle sess_options) {
 // once under its EP's own name), its options completed with the defaults ortdlpack documents (provider_options).
 // onnxruntime selects some plugin EPs by name silently not at all (QNN runs on the CPU EP): when every provider is a
 // plugin EP of the env (an EP with EP devices; or the CPU EP) and the caller gave no SessionOptions, they are selected
-// by their EP devices on a SessionOptions of ortdlpack's (add_provider_for_devices, priority order), and providers=
-// goes as None. What is not a list of names or (name, options) pairs goes to onnxruntime as it is (its errors are
+// by the EP devices the core selects for them (select_ep_devices: every device, or device_id's, as ortdlpack.Session
+// selects them) on a SessionOptions of ortdlpack's (add_provider_for_devices, priority order), and providers= goes as
+// None. What is not a list of names or (name, options) pairs goes to onnxruntime as it is (its errors are
 // onnxruntime's). Returns (sess_options, providers, provider_options).
 nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, nb::handle provider_options) {
   using ortdlpack::provider_name;
@@ -153,31 +155,48 @@ nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, 
   }
   const nb::object ort = nb::module_::import_("onnxruntime");
   nb::list devices = nb::list(ort.attr("get_ep_devices")());
-  const auto devices_of = [&](const std::string& ep) {
+  const auto given = [](const Entry& e) {
+    std::vector<std::pair<std::string, std::string>> options;
+    if (!e.options.is_none()) {
+      for (auto [k, v] : nb::borrow<nb::dict>(e.options)) options.emplace_back(nb::str(k).c_str(), nb::str(v).c_str());
+    }
+    return options;
+  };
+  // The onnxruntime.OrtEpDevices of the devices the core selects for the entry (its device_id included).
+  const auto devices_of = [&](const Entry& e) {
+    std::vector<const OrtEpDevice*> selected;
+    {
+      const std::vector<std::pair<std::string, std::string>> options = given(e);
+      nb::gil_scoped_release release;  // (registration asks the package finder, which takes the GIL)
+      selected = select_ep_devices(e.ep, options);
+    }
     nb::list of;
     for (nb::handle d : devices) {
-      if (nb::cast<std::string>(d.attr("ep_name")) == ep) of.append(d);
+      if (nb::cast<std::string>(d.attr("ep_name")) != e.ep) continue;
+      if (std::find(selected.begin(), selected.end(), ep_device_of(d)) != selected.end()) of.append(d);
     }
     return of;
   };
+  const auto has_devices = [&](const std::string& ep) {
+    for (nb::handle d : devices) {
+      if (nb::cast<std::string>(d.attr("ep_name")) == ep) return true;
+    }
+    return false;
+  };
   bool plugin = false, by_devices = sess_options.is_none();
   for (const Entry& e : entries) {
-    const bool is_plugin = e.ep != "CPUExecutionProvider" && nb::len(devices_of(e.ep)) != 0;
+    const bool is_plugin = e.ep != "CPUExecutionProvider" && has_devices(e.ep);
     plugin = plugin || is_plugin;
     by_devices = by_devices && (is_plugin || e.ep == "CPUExecutionProvider");
   }
-  const auto completed = [](const Entry& e) {
-    std::vector<std::pair<std::string, std::string>> given;
-    if (!e.options.is_none()) {
-      for (auto [k, v] : nb::borrow<nb::dict>(e.options)) given.emplace_back(nb::str(k).c_str(), nb::str(v).c_str());
-    }
+  const auto completed = [&](const Entry& e) {
     nb::dict d;
-    for (const auto& [k, v] : ortdlpack::provider_options(e.ep, std::move(given))) d[k.c_str()] = v.c_str();
+    for (const auto& [k, v] : ortdlpack::provider_options(e.ep, given(e))) d[k.c_str()] = v.c_str();
     return d;
   };
   if (plugin && by_devices) {
     nb::object so = ort.attr("SessionOptions")();
-    for (const Entry& e : entries) so.attr("add_provider_for_devices")(devices_of(e.ep), completed(e));
+    for (const Entry& e : entries) so.attr("add_provider_for_devices")(devices_of(e), completed(e));
     return nb::make_tuple(so, nb::none(), nb::none());
   }
   nb::list names;

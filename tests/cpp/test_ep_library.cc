@@ -18,7 +18,7 @@
 
 namespace fs = std::filesystem;
 using namespace ortdlpack;
-using detail::select_ep_devices;
+using ortdlpack::select_ep_devices;
 using detail::ships_with_ort;
 
 namespace {

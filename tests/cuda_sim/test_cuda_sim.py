@@ -186,3 +186,17 @@ def test_sessions_on_the_cuda_plugin_ep_read_and_write_cuda_memory(runtime, way)
     del s, run
     gc.collect()
     assert np.array_equal(z.numpy(), x)  # outputs outlive their session
+
+
+@pytest.mark.parametrize("make", ["Session", "InferenceSession"])
+def test_device_id_selects_the_cuda_plugin_ep_s_device_on_every_path(runtime, make):
+    # The core's one selection (select_ep_devices) for ortdlpack.Session and for the providers ortdlpack's drop-in
+    # hands onnxruntime: the CUDA plugin EP is created on device_id's device (the CUDA flavor reports it).
+    pytest.importorskip("onnx")
+    vd.ortdlpack_vd_last_ep_device.restype = ctypes.c_int
+    for device_id in ("1", "0"):
+        if make == "Session":
+            od.Session(identity_model(), ep="cuda", ep_options={"device_id": device_id})
+        else:
+            od.InferenceSession(identity_model(), providers=[("cuda", {"device_id": device_id})])
+        assert vd.ortdlpack_vd_last_ep_device() == int(device_id), (make, device_id)

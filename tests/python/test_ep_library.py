@@ -46,8 +46,21 @@ def test_a_decoy_in_the_working_directory_is_never_loaded(tmp_path, monkeypatch,
     assert str(tmp_path) not in open("/proc/self/maps").read()
 
 
-def test_ep_options_device_id_picks_one_device(vd, models):
-    s = ortdlpack.Session(models["add_tiny"], ep=EP_NAME, ep_options={"device_id": "1"})
-    assert s.input_names == ("x",)
+@pytest.mark.parametrize("make", ["Session", "InferenceSession"])
+def test_ep_options_device_id_picks_one_device(vd, models, make):
+    # One selection for every session path (the core's select_ep_devices): the EP is created on device_id's device,
+    # which the virtual device reports (ortdlpack_vd_last_ep_device).
+    lib, _ = vd
+
+    def session(device_id):
+        options = {"device_id": device_id} if device_id is not None else {}
+        if make == "Session":
+            return ortdlpack.Session(models["add_tiny"], ep=EP_NAME, ep_options=options)
+        return ortdlpack.InferenceSession(models["add_tiny"], providers=[(EP_NAME, options)])
+
+    for device_id, created_on in (("1", 1), ("0", 0), (None, 0)):
+        s = session(device_id)
+        assert s.get_inputs()[0].name == "x"
+        assert lib.ortdlpack_vd_last_ep_device() == created_on, (make, device_id)
     with pytest.raises(ValueError, match=r"device_id '7'.*devices 0\.\.1"):
-        ortdlpack.Session(models["add_tiny"], ep=EP_NAME, ep_options={"device_id": "7"})
+        session("7")

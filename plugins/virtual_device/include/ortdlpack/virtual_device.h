@@ -111,6 +111,10 @@ ORTDLPACK_VD_EXPORT void ortdlpack_vd_fail_copy_at(uint64_t n);
 /* 1 when device memory is guarded (PROT_NONE outside the data transfer), 0 when ORTDLPACK_VD_GUARD=0. */
 ORTDLPACK_VD_EXPORT int ortdlpack_vd_guard_enabled(void);
 
+/* The device id of the last OrtEp the factory created (the first device ORT handed CreateEp: the device a session's
+ * provider options selected), -1 before any. */
+ORTDLPACK_VD_EXPORT int ortdlpack_vd_last_ep_device(void);
+
 /* 1 when [p, p + nbytes) lies inside one live device (DEFAULT) allocation, else 0. Never touches the memory. */
 ORTDLPACK_VD_EXPORT int ortdlpack_vd_is_device_pointer(const void* p, uint64_t nbytes);
 
