@@ -89,3 +89,20 @@ def test_strided_cuda_views_are_refused_clearly():
     x = torch.rand(3, 4, device="cuda")
     with pytest.raises(BufferError, match="compact"):
         ortdlpack.from_dlpack(x.T)
+
+
+def test_cuda_destinations_that_share_memory_are_refused(models):
+    # Device memory too (issue 34): a destination over a feed's CUDA memory, or two destinations over one buffer, are
+    # refused before ORT runs, naming both, nothing written.
+    s = cuda_session(models["add_tiny"])
+    x = torch.rand(1, 100, device="cuda")
+    before = x.clone()
+    for run in (lambda: ortdlpack.run(s, {"x": x}, outputs={"y": x}),
+                lambda: ortdlpack.Session(models["add_tiny"], ep="cuda").run({"x": x}, outputs={"y": x})):
+        with pytest.raises(ValueError, match=r"output destination 'y' overlaps input 'x'"):
+            run()
+    assert torch.equal(x, before)
+    # A destination elsewhere in the same allocation is no overlap.
+    big = torch.zeros(2, 100, device="cuda")
+    (y,) = ortdlpack.run(s, {"x": big[0:1]}, outputs={"y": big[1:2]})
+    assert torch.from_dlpack(y).data_ptr() == big[1:2].data_ptr()
