@@ -212,7 +212,8 @@ int register_ep_devices(OrtEnv* e) {
   const OrtApi& api = ort();
   int added = 0;
   for (const OrtEpDevice* d : detail::env_ep_devices(e)) {
-    const char* value = api.GetKeyValue(api.EpDevice_EpMetadata(d), kEpMetadataDlpackDeviceType);
+    const OrtKeyValuePairs* metadata = api.EpDevice_EpMetadata(d);
+    const char* value = metadata != nullptr ? api.GetKeyValue(metadata, kEpMetadataDlpackDeviceType) : nullptr;
     const OrtMemoryInfo* info = detail::default_memory(d);
     if (value == nullptr || info == nullptr) continue;
     char* end = nullptr;

@@ -18,8 +18,8 @@
 
 namespace fs = std::filesystem;
 using namespace ortdlpack;
-using ortdlpack::select_ep_devices;
 using detail::ships_with_ort;
+using ortdlpack::select_ep_devices;
 
 namespace {
 
