@@ -14,16 +14,13 @@ import threading
 import time
 import weakref
 
-import ml_dtypes
 import numpy as np
 import onnxruntime as ort
-import psutil
 import pytest
-import torch
 from onnx import TensorProto, helper
 
 import ortdlpack
-from conftest import skip_if_ort_lacks_dtype
+from conftest import ml_dtypes, skip_if_ort_lacks_dtype, torch  # (optional: a test that uses one skips without it)
 from ortdlpack import errors
 
 # --- models ----------------------------------------------------------------------------------------------------------
@@ -126,6 +123,7 @@ def test_one_tensor_read_as_two_feeds_is_allowed():
 
 
 def test_the_compiled_kernel_s_out_that_is_an_input_is_refused():
+    pytest.importorskip("torch")
     module = ortdlpack.torch_module(ADD)
     x, y = torch.ones(2, 3), torch.ones(3)
     with pytest.raises(ValueError, match=r"overlaps input 'x'"):
@@ -177,6 +175,7 @@ def test_cycles_leave_rss_flat():
         (z,) = s.b.run()
         alive.extend((weakref.ref(s), weakref.ref(x), weakref.ref(z)))
 
+    psutil = pytest.importorskip("psutil")
     trim = ctypes.CDLL(None).malloc_trim if sys.platform == "linux" else (lambda _: None)
     round_()
     gc.collect()
@@ -194,8 +193,7 @@ def test_cycles_leave_rss_flat():
 def test_a_compiled_wrapper_stored_on_its_session_is_collected(wrap):
     # The registry compiled code names sessions by borrows the session: the wrapper's own reference, which the
     # collector sees, is what keeps it (python/src/compiled_sessions.cc).
-    if wrap == "jax_function":
-        pytest.importorskip("jax")
+    pytest.importorskip("jax" if wrap == "jax_function" else "torch")
 
     class Wrapper(ortdlpack.Session):
         pass
@@ -215,6 +213,7 @@ def test_a_compiled_wrapper_stored_on_its_session_is_collected(wrap):
 def test_a_wrapper_released_during_its_run_keeps_the_session_for_that_run():
     # A run on another thread (GIL released) while the last reference to the wrapper goes: the run finishes on a
     # live session and gives the right result; the session goes with the run.
+    pytest.importorskip("torch")
     n = 2048  # (a run of about a second on two cores: the release lands while it is in ORT)
     matmul = _model([helper.make_node("MatMul", ["a", "b"], ["c"])], [_f32("a", [n, n]), _f32("b", [n, n])],
                     [_f32("c", [n, n])])
@@ -335,6 +334,7 @@ def test_an_interrupt_converting_a_list_feed_propagates():
 
 
 def test_runs_racing_set_providers_see_a_whole_session_or_onnxruntime_s_class():
+    ones = torch.ones  # (before the thread starts: without torch the test skips here)
     s = ortdlpack.InferenceSession(ADD, providers=["CPUExecutionProvider"])
     x, y = np.ones((2, 3), np.float32), np.ones(3, np.float32)
     outcomes: dict = {}
@@ -343,7 +343,7 @@ def test_runs_racing_set_providers_see_a_whole_session_or_onnxruntime_s_class():
     def runner():
         while not stop.is_set():
             for call in (lambda: s.run(None, {"x": x, "y": y}),
-                         lambda: ortdlpack.run(s, {"x": torch.ones(2, 3), "y": torch.ones(3)})):
+                         lambda: ortdlpack.run(s, {"x": ones(2, 3), "y": ones(3)})):
                 try:
                     (z,) = call()
                     assert np.array_equal(np.asarray(z), x + y)
@@ -436,9 +436,10 @@ _SEQ = helper.make_model(
 _SEQ.ir_version = 9
 
 
-@pytest.mark.parametrize("output_type,cls", [("torch", torch.Tensor), ("ortdlpack", ortdlpack.Tensor),
-                                             ("numpy", np.ndarray), (None, torch.Tensor)])
+@pytest.mark.parametrize("output_type,cls", [("torch", "torch.Tensor"), ("ortdlpack", ortdlpack.Tensor),
+                                             ("numpy", np.ndarray), (None, "torch.Tensor")])
 def test_tensors_inside_sequences_and_optionals_come_in_the_requested_framework(output_type, cls):
+    cls = torch.Tensor if cls == "torch.Tensor" else cls
     s = ortdlpack.InferenceSession(_SEQ.SerializeToString(), providers=["CPUExecutionProvider"])
     x = np.arange(6, dtype=np.float32).reshape(2, 3)
     seq, opt = s.run(None, {"x": torch.from_numpy(x)}, output_type=output_type)
