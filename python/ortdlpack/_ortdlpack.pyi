@@ -188,7 +188,7 @@ class Binding:
 
 class Session:
     """
-    An ONNX Runtime session created and run in C++, with onnxruntime.InferenceSession's interface: feeds and outputs are DLPack tensors, bound without copies (see ortdlpack::Session). ortdlpack.InferenceSession is this class.
+    An ONNX Runtime session created and run in C++, with onnxruntime.InferenceSession's interface: feeds and outputs are DLPack tensors, bound without copies (see ortdlpack::Session). ortdlpack.InferenceSession is onnxruntime's own session, subclassed.
     """
 
     def __init__(self, path_or_bytes: object, sess_options: object | None = None, providers: object | None = None, provider_options: object | None = None, *, intra_op_num_threads: int | None = None, inter_op_num_threads: int | None = None, ep: str | None = None, ep_options: dict | None = None, config: dict | None = None, stream: int | None = None, output_type: str | None = None) -> None:

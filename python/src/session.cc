@@ -268,7 +268,7 @@ void bind_session(nb::module_& m) {
   nb::class_<PySession>(m, "Session", nb::type_slots(Gc<PySession>::slots),
                         "An ONNX Runtime session created and run in C++, with onnxruntime.InferenceSession's "
                         "interface: feeds and outputs are DLPack tensors, bound without copies (see "
-                        "ortdlpack::Session). ortdlpack.InferenceSession is this class.")
+                        "ortdlpack::Session). ortdlpack.InferenceSession is onnxruntime's own session, subclassed.")
       .def("__init__", &create_session, nb::arg("path_or_bytes"), nb::arg("sess_options") = nb::none(),
            nb::arg("providers") = nb::none(), nb::arg("provider_options") = nb::none(), nb::kw_only(),
            nb::arg("intra_op_num_threads") = nb::none(), nb::arg("inter_op_num_threads") = nb::none(),
