@@ -3,8 +3,9 @@
 // the same on the virtual device's EP (outputs may go to its memory), and Identity on int64[?], bool[2,2] and a
 // float16 scalar. The request is hostile in every part: feeds missing, fed twice, unknown, empty, of another element
 // type, rank or fixed dimension, contradicting N, in any memory (CPU, the virtual device's guarded DEFAULT memory on
-// two devices, its HOST_ACCESSIBLE memory), read-only; output names unknown, repeated, reordered; destinations of
-// any of those kinds, for outputs not requested, twice; output memory or device set, both, on devices nothing maps.
+// two devices, its HOST_ACCESSIBLE memory), read-only; output names unknown, repeated (returned at each place, as
+// onnxruntime's run does), reordered; destinations of any of those kinds, for outputs not requested, twice, or a
+// feed's own tensor (memory ORT reads); output memory or device set, both, on devices nothing maps.
 //
 // The harness models the rules of session.h itself: every mistake it made has the error kinds it may cause
 // (kInvalidArgument for what can be checked before ORT runs, kUnsupported for memory the session cannot write or a
@@ -295,7 +296,6 @@ void run_one(FuzzedDataProvider& in) {
     for (size_t o = 0; o < m.outputs.size(); ++o) returned.push_back(o);
   } else {
     const size_t count = in.ConsumeIntegralInRange<size_t>(1, m.outputs.size() + 1);
-    std::vector<char> seen(m.outputs.size(), 0);
     for (size_t k = 0; k < count; ++k) {
       const size_t o = in.ConsumeIntegralInRange<size_t>(0, m.outputs.size());
       if (o == m.outputs.size()) {
@@ -303,9 +303,7 @@ void run_one(FuzzedDataProvider& in) {
         mistakes.add(true);
         continue;
       }
-      names.push_back(m.outputs[o].name);
-      if (seen[o]) mistakes.add(true);
-      seen[o] = 1;
+      names.push_back(m.outputs[o].name);  // (named again: returned again, as onnxruntime's run does)
       returned.push_back(o);
     }
   }
@@ -322,6 +320,15 @@ void run_one(FuzzedDataProvider& in) {
       options.destinations.emplace_back("unknown", by_input[0] ? by_input[0] : Tensor());
       mistakes.add(true);
       continue;
+    }
+    if (in.ConsumeIntegralInRange<int>(0, 7) == 0) {  // a feed's own tensor: ORT would write what it reads
+      const Tensor& feed = by_input[in.ConsumeIntegralInRange<size_t>(0, by_input.size() - 1)];
+      if (feed && feed.byte_size() != 0) {
+        options.destinations.emplace_back(m.outputs[o].name, feed);
+        mistakes.add(true);
+        g_context += std::string("  destination ") + m.outputs[o].name + ": a feed's tensor\n";
+        continue;
+      }
     }
     Made made = make_for(in, m, m.outputs[o], n, 0x40, keep);
     bool requested = false;

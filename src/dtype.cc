@@ -22,8 +22,9 @@ constexpr DLDataType dl(uint8_t code, uint8_t bits) { return DLDataType{code, bi
 // The one dtype table. Every ONNX tensor element type DLPack can carry; STRING and UNDEFINED are absent on purpose.
 // Not yet here: uint2/int2. ORT's C enum numbers them 24/25 while ONNX numbers them 25/26 (and float8e8m0 26 against
 // ONNX's 24), and ORT 1.29 mixes the two for them (a tensor created as C-API UINT2 reports FLOAT8E8M0), so a round
-// trip would change the type; DLPack 1.3 has no 2-bit codes either. float8e8m0 is here: ORT reports it with its own
-// C enum value both ways (tests/python/test_hostile.py checks the round trip on the ORT it runs on).
+// trip would change the type; DLPack 1.3 has no 2-bit codes either. float8e8m0 is here, under ORT's C number: ORT 1.32
+// holds it as asked; ORT 1.29 holds a C-API FLOAT8E8M0 tensor as INT2, which allocate and import refuse
+// (detail::check_holds: an ORT that holds a requested type as another is refused wherever ortdlpack creates one).
 constexpr DtypeRow kDtypes[] = {
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, dl(kDLBool, 8), "bool", "bool"},
     {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, dl(kDLInt, 8), "int8", "int8"},

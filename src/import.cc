@@ -8,6 +8,7 @@
 #include <vector>
 
 #include "dlpack_layout.h"
+#include "ort.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/dtype.h"
@@ -77,7 +78,12 @@ Source<Managed> wrap(Managed* managed, const Layout& l, const OrtMemoryInfo* mem
     delete allocator;  // the caller keeps `managed`
     check(status);
   }
-  return {detail::TensorOfImport::make(value, read_only, t.device), allocator, false};
+  Source<Managed> source{detail::TensorOfImport::make(value, read_only, t.device), allocator, false};
+  if (source.tensor.element_type() != l.type) {
+    allocator->managed = nullptr;  // the caller keeps `managed`: releasing the value runs no deleter
+    detail::check_holds(l.type, source.tensor.element_type(), "DLPack import");
+  }
+  return source;
 }
 
 // A compact copy of a layout ORT cannot hold (gaps, negative or overlapping strides, misaligned data): host memory

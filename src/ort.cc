@@ -1,5 +1,8 @@
 #include "ort.h"
 
+#include <string>
+
+#include "ortdlpack/dtype.h"
 #include "ortdlpack/error.h"
 #include "ortdlpack/handle.h"
 
@@ -50,6 +53,14 @@ void check(OrtStatus* status, const std::string& context) {
   } catch (const Error& e) {
     throw e.reworded(context + ": " + e.what());
   }
+}
+
+void check_holds(ONNXTensorElementDataType requested, ONNXTensorElementDataType held, const char* what) {
+  if (held == requested) return;
+  const std::string as = has_dlpack_dtype(held) ? onnx_dtype_name(held) : "C element type " + std::to_string(held);
+  throw Error(ErrorKind::kUnsupported, std::string(what) + ": ONNX Runtime " + ort_version() + " holds " +
+                                           onnx_dtype_name(requested) + " tensors as " + as + ", so it cannot carry " +
+                                           onnx_dtype_name(requested) + " (its C API and ONNX number the type apart)");
 }
 
 bool failed(OrtStatus* status) noexcept {

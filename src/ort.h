@@ -66,6 +66,11 @@ OrtAllocator* default_allocator();
 // check() (api.h) with what was being done in front of ORT's message: "<context>: ONNX Runtime: ...".
 void check(OrtStatus* status, const std::string& context);
 
+// After ORT created a tensor of element type `requested` (allocate, import): Error(kUnsupported) naming `what` when it
+// holds it as another type, before anything reads it. ORT 1.29 does so for the types after FLOAT4E2M1, which its C
+// enum and ONNX number differently (a C-API FLOAT8E8M0 tensor is held, sized and reported as INT2).
+void check_holds(ONNXTensorElementDataType requested, ONNXTensorElementDataType held, const char* what);
+
 // For calls whose failure is an answer rather than an error (a query a device may not support): releases the
 // status and says whether there was one.
 bool failed(OrtStatus* status) noexcept;

@@ -100,6 +100,7 @@ Tensor allocate(ONNXTensorElementDataType type, const std::vector<int64_t>& shap
   OrtValue* value = nullptr;
   check(api.CreateTensorAsOrtValue(allocator, shape.data(), shape.size(), type, &value));
   Tensor tensor(value);
+  detail::check_holds(type, tensor.element_type(), "allocate");
   // ORT does not treat a NULL from a plugin allocator as a failure: the tensor would point at nothing.
   if (tensor.data() == nullptr && tensor.byte_size() != 0) {
     throw Error(ErrorKind::kRuntime, "allocation of " + std::to_string(tensor.byte_size()) + " bytes on " +

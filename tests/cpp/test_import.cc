@@ -164,6 +164,27 @@ TEST(Import, Uint8AsBoolWhenAsked) {
   EXPECT_EQ(in.tensor.element_type(), ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL);
 }
 
+TEST(Import, AnElementTypeOrtHoldsAsAnotherIsRefusedAndTheCallerKeepsTheTensor) {
+  // float8e8m0: ORT 1.29 (the pinned C SDK) holds a C-API FLOAT8E8M0 tensor as INT2; a newer ORT as asked. Either the
+  // import is what was handed over, or it is refused saying why, and the producer's tensor stays the caller's.
+  auto p = Producer::make(DLDataType{kDLFloat8_e8m0fnu, 8, 1}, {8});
+  try {
+    Imported in = from_dlpack(&p->versioned);
+    EXPECT_EQ(in.tensor.element_type(), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0);
+    EXPECT_EQ(in.tensor.byte_size(), 8u);
+    in = Imported{};
+    EXPECT_EQ(p->deletes, 1);
+  } catch (const Error& e) {
+    EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+    EXPECT_NE(
+        std::string(e.what()).find("DLPack import: ONNX Runtime " + std::string(ort_version()) +
+                                   " holds float8e8m0 tensors as C element type 25, so it cannot carry float8e8m0"),
+        std::string::npos)
+        << e.what();
+    EXPECT_EQ(p->deletes, 0);
+  }
+}
+
 // Every malformed field: the documented error kind, a message naming the field, and no deleter call.
 struct BadCase {
   const char* name;

@@ -92,6 +92,25 @@ TEST(Transfer, AllocateRejectsBadShapesAndTypes) {
 }
 
 // transfer.cc: copy() memcpy'd host pairs while validating, so a bad later pair left earlier destinations written.
+TEST(Transfer, AnElementTypeOrtHoldsAsAnotherIsRefused) {
+  // float8e8m0: ORT 1.29 (the pinned C SDK) creates a C-API FLOAT8E8M0 tensor as INT2, four elements a byte; a newer
+  // ORT holds it as asked. Either the tensor is what was asked for, one byte an element, or allocate says why not.
+  for (int64_t n : {1, 4, 7}) {
+    try {
+      const Tensor t = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0, {n}, DLDevice{kDLCPU, 0});
+      EXPECT_EQ(t.element_type(), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0);
+      EXPECT_EQ(t.byte_size(), static_cast<size_t>(n));
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kUnsupported);
+      EXPECT_NE(
+          std::string(e.what()).find("allocate: ONNX Runtime " + std::string(ort_version()) +
+                                     " holds float8e8m0 tensors as C element type 25, so it cannot carry float8e8m0"),
+          std::string::npos)
+          << e.what();
+    }
+  }
+}
+
 TEST(Regression, BatchedCopyValidatesEveryPairBeforeWriting) {
   const DLDevice cpu{kDLCPU, 0};
   Tensor a = allocate(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, {4}, cpu);

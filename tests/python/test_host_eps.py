@@ -46,11 +46,10 @@ HOST_EPS = {
 
 
 def _cpu_vendor() -> str:
-    try:
-        with open("/proc/cpuinfo") as f:
-            return next((line.split(":", 1)[1].strip() for line in f if line.startswith("vendor_id")), "unknown")
-    except OSError:
-        return "unknown"
+    """The CPU's vendor as ORT reads it (CPUID), which is what OpenVINO's factory matches: "Intel", "AMD", ... (also
+    under an emulated CPU, where /proc/cpuinfo tells the host's: scripts/ci_intel_cpu.sh)."""
+    cpu = [d for d in ort.get_ep_devices() if d.ep_name == "CPUExecutionProvider"]
+    return cpu[0].device.vendor if cpu else "unknown"
 
 
 def _installed(dist: str) -> str | None:
@@ -76,7 +75,7 @@ def _skip_reason(ep: HostEp) -> str | None:
         return f"{ep.distribution} is not installed (scripts/setup.sh installs the pinned one where it installs)"
     if _sanitizer_reason(ep):
         return _sanitizer_reason(ep)
-    if ep.key == "openvino" and _cpu_vendor() != "GenuineIntel":
+    if ep.key == "openvino" and _cpu_vendor() != "Intel":
         return (f"{ep.distribution} lists devices on Intel CPUs only (its factory matches CPU vendor 0x8086); this "
                 f"CPU is {_cpu_vendor()}")
     if ORT_RELEASE[:2] < ep.since:
@@ -164,7 +163,8 @@ def test_every_name_finds_the_package_registered_under_the_eps_own_name(host_ep)
         assert library_is_loaded(library), f"onnxruntime {ort.__version__}: {library} is not loaded"
     else:
         assert libraries == {library}
-    assert host_ep.ep_name in ort.get_available_providers()  # onnxruntime knows it by that name too
+    if ORT_RELEASE[:2] >= (1, 32):  # onnxruntime knows it by that name too: 1.32 lists plugin EPs there; 1.23 and
+        assert host_ep.ep_name in ort.get_available_providers()  # 1.24 list built-in EPs only (onnxruntime#27832)
     assert od.Device(f"{host_ep.names[0]}:0") == od.Device("cpu")  # its tensors are host memory
 
 
@@ -311,7 +311,7 @@ def test_a_package_whose_ep_lists_no_device_here_is_not_registered():
         pytest.skip(f"{ep.distribution} is not installed (scripts/setup.sh installs the pinned one where it installs)")
     if _sanitizer_reason(ep):  # this test registers the library too
         pytest.skip(_sanitizer_reason(ep))
-    if _cpu_vendor() == "GenuineIntel":
+    if _cpu_vendor() == "Intel":
         pytest.skip("this Intel CPU gets OpenVINO devices: the tests above run on them")
     with pytest.raises(BufferError, match="Intel hardware only") as e:
         _C._provider_name("openvino")
