@@ -25,77 +25,26 @@ pin() { grep -E "^$1==" requirements.txt; }
 pins=("$(pin onnxruntime)" "$(pin numpy)" "$(pin torch)" "$(pin pytest)" "$(pin onnx)" "$(pin ml_dtypes)"
       "$(pin psutil)" "$(pin apache-tvm-ffi)")
 pip_pin=pip==26.3
-suite=bookworm  # Debian 12: its arm64 CPython 3.11 and libraries (glibc 2.36)
-# The CPython and what its binary and the wheels' libraries load; apt resolves the rest. Left out of the closure:
-# what only dpkg and package scripts use (perl, dpkg, tar, ...).
-roots=(python3.11 libstdc++6 libgomp1)
-not_needed='^(perl.*|libperl.*|dpkg|tar|install-info|mailcap|mime-support|libgdbm-compat4)$'
 export PIP_DISABLE_PIP_VERSION_CHECK=1
 
 say() { echo "ci_aarch64: $*"; }
-sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 ME=ci_aarch64
 source scripts/lib/find_python.sh  # (the working directory is the repository root)
+source scripts/lib/aarch64_sysroot.sh
 
 wheel=$(ls "$dist"/ortdlpack-*-cp311-cp311-manylinux_2_28_aarch64.whl 2>/dev/null) ||
   { say "FAILED: no cp311 aarch64 wheel in $dist (run scripts/build_wheels.sh)"; exit 1; }
 rm -rf "$work"
 mkdir -p "$work" "$cache"
 
-# --- qemu-user-static (Debian) -------------------------------------------------------------------------------------
-if ! command -v qemu-aarch64-static > /dev/null; then
-  t0=$SECONDS
-  say "installing Debian's qemu-user-static"
-  { sudo_if_needed apt-get update -qq &&
-    sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static; } > "$work/qemu.log" 2>&1 ||
-    { cat "$work/qemu.log"; exit 1; }
-  say "  done in $((SECONDS - t0)) s"
-fi
-say "$(qemu-aarch64-static --version | head -1)"
-
-# --- the sysroot: Debian's arm64 CPython 3.11 and its libraries ----------------------------------------------------
-# Made once per package set (the stamp: roots and suite), then kept. /proc/cpuinfo and the MIDR_EL1 register files
-# are the host's x86_64 ones under qemu-user, which onnxruntime's and torch's CPU probes cannot read (onnxruntime
-# crashes): qemu reads these paths from the sysroot first, so it gets those of a 2-core Neoverse-N1.
-sysroot=$cache/sysroot-$suite
-stamp="$suite ${roots[*]} $not_needed"
-if [[ "$(cat "$sysroot/.stamp" 2>/dev/null)" != "$stamp" ]]; then
-  t0=$SECONDS
-  say "making the aarch64 sysroot $sysroot (Debian $suite arm64: ${roots[*]} and what they depend on)"
-  aptdir=$cache/apt
-  rm -rf "$aptdir" "$sysroot"
-  mkdir -p "$aptdir/lists/partial" "$aptdir/cache/archives/partial" "$aptdir/debs" "$sysroot"
-  keyring=/usr/share/keyrings/debian-archive-keyring.gpg
-  for s in debian/$suite debian/$suite-updates debian-security/$suite-security; do
-    echo "deb [arch=arm64 signed-by=$keyring] http://deb.debian.org/${s%%/*} ${s#*/} main"
-  done > "$aptdir/sources.list"
-  # No system state: the lists and the cache are these, the architecture arm64, nothing counts as installed.
-  apt_own=(-o "Dir::Etc::sourcelist=$aptdir/sources.list" -o Dir::Etc::sourceparts=- -o "Dir::State::Lists=$aptdir/lists"
-           -o "Dir::Cache=$aptdir/cache" -o Dir::State::status=/dev/null -o APT::Architecture=arm64
-           -o APT::Architectures::=arm64 -o APT::Sandbox::User=root)
-  apt-get "${apt_own[@]}" update -qq > "$aptdir/update.log" 2>&1 || { cat "$aptdir/update.log"; exit 1; }
-  mapfile -t debs < <(apt-cache "${apt_own[@]}" depends --recurse --no-recommends --no-suggests --no-conflicts \
-    --no-breaks --no-replaces --no-enhances "${roots[@]}" | grep -v '^[ <]' | sort -u | grep -vE "$not_needed")
-  (cd "$aptdir/debs" && apt-get "${apt_own[@]}" download "${debs[@]}") > "$aptdir/download.log" 2>&1 ||
-    { cat "$aptdir/download.log"; exit 1; }
-  for deb in "$aptdir"/debs/*.deb; do dpkg-deb -x "$deb" "$sysroot"; done
-  mkdir -p "$sysroot/proc"
-  for cpu in 0 1; do
-    printf 'processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: fp asimd evtstrm aes pmull sha1 sha2 crc32 atomics fphp asimdhp cpuid asimdrdm lrcpc dcpop asimddp\nCPU implementer\t: 0x41\nCPU architecture: 8\nCPU variant\t: 0x3\nCPU part\t: 0xd0c\nCPU revision\t: 1\n\n' "$cpu"
-    mkdir -p "$sysroot/sys/devices/system/cpu/cpu$cpu/regs/identification"
-    echo 0x00000000413fd0c1 > "$sysroot/sys/devices/system/cpu/cpu$cpu/regs/identification/midr_el1"
-  done > "$sysroot/proc/cpuinfo"
-  ls "$aptdir"/debs > "$sysroot/.packages"
-  rm -rf "$aptdir"
-  echo "$stamp" > "$sysroot/.stamp"
-  say "  ${#debs[@]} packages ($(du -sh "$sysroot" | cut -f1)) in $((SECONDS - t0)) s"
-fi
+aarch64_sysroot "$cache" "$work"
 say "sysroot: $(grep -E '^python3.11-minimal_' "$sysroot/.packages")"
 # sys.executable: a host script that starts the aarch64 CPython through qemu (-0: the CPython sees the script as its
 # argv[0], so a child it starts from sys.executable goes through qemu too). Next to the real binary: CPython finds
 # its standard library from there.
 py=$sysroot/usr/bin/python3.11-qemu
-printf '#!/bin/sh\nexec qemu-aarch64-static -L "%s" -0 "$0" "%s/usr/bin/python3.11" "$@"\n' "$sysroot" "$sysroot" > "$py"
+printf '#!/bin/sh\nexec qemu-aarch64-static -L "%s" -0 "$0" "%s/usr/bin/python3.11" "$@"\n' "$sysroot" "$sysroot" \
+  > "$py"
 chmod +x "$py"
 
 # --- the aarch64 wheels of the pins, installed for that CPython ----------------------------------------------------
@@ -116,7 +65,9 @@ if [[ ! -f $site/.complete ]]; then
   t0=$SECONDS
   say "downloading the aarch64 wheels of ${pins[*]} and their dependencies into $cache/wheels" \
       "(~3 GB the first time: torch's aarch64 wheel is its CUDA build, with NVIDIA's libraries)"
-  "$tools/bin/python" -m pip download -q --progress-bar off -d "$cache/wheels" "${target_opts[@]}" "${pins[@]}"
+  # (--no-cache-dir: the wheels are kept here, not a second time in pip's own cache)
+  "$tools/bin/python" -m pip download -q --progress-bar off --no-cache-dir -d "$cache/wheels" "${target_opts[@]}" \
+    "${pins[@]}"
   say "  done in $((SECONDS - t0)) s; installing them into $site"
   t0=$SECONDS
   rm -rf "$cache"/site-*
@@ -128,7 +79,8 @@ fi
 wheel_site=$work/site-packages  # (wheel_smoke.py checks that ortdlpack comes from a site-packages)
 "$tools/bin/python" -m pip install -q --progress-bar off --no-deps --target "$wheel_site" "${target_opts[@]}" "$wheel"
 export PYTHONPATH=$PWD/$wheel_site:$site
-say "$(basename "$wheel") under $("$py" -c 'import platform, sys; print(platform.machine(), "CPython", sys.version.split()[0])')"
+say "$(basename "$wheel") under" \
+    "$("$py" -c 'import platform, sys; print(platform.machine(), "CPython", sys.version.split()[0])')"
 
 # --- the smoke test and python -m ortdlpack ------------------------------------------------------------------------
 t0=$SECONDS
@@ -156,13 +108,15 @@ export ORTDLPACK_CONFORMANCE_SAMPLE=${ORTDLPACK_CONFORMANCE_SAMPLE:-10}
 # run_suite NAME PYTHON: the subset under that interpreter, its outcomes into $work/NAME.xml; prints pytest's last line.
 run_suite() {
   local log=$work/pytest-$1.log
-  if ! "$2" -m pytest "${tests[@]}" "${deselect[@]}" -q -p no:cacheprovider -rfEs --junitxml="$work/$1.xml" > "$log" 2>&1; then
+  if ! "$2" -m pytest "${tests[@]}" "${deselect[@]}" -q -p no:cacheprovider -rfEs --junitxml="$work/$1.xml" \
+       > "$log" 2>&1; then
     tail -60 "$log"; say "FAILED: the suite on $1 ($log)"; exit 1
   fi
   tail -1 "$log"
 }
 t0=$SECONDS
-say "pytest on aarch64 (${#tests[@]} files, every ${ORTDLPACK_CONFORMANCE_SAMPLE}th conformance model): $(run_suite aarch64 "$py")"
+say "pytest on aarch64 (${#tests[@]} files, every ${ORTDLPACK_CONFORMANCE_SAMPLE}th conformance model):" \
+    "$(run_suite aarch64 "$py")"
 skips=$(sed -nE 's/^SKIPPED \[([0-9]+)\] [^:]+:[0-9]+: (.{1,60}).*/\1\t\2/p' "$work/pytest-aarch64.log" |
   awk -F'\t' '{n[$2] += $1} END {for (r in n) printf "%d: %s; ", n[r], r}')
 say "  $((SECONDS - t0)) s; skipped: ${skips%; }"
@@ -174,7 +128,8 @@ if [[ -x $x86_py && -n $x86_wheel ]] &&
    "$x86_py" -c "import sys; sys.exit(sys.version_info[:2] != (3, 11))" 2> /dev/null; then
   "$x86_py" -m pip install -q --progress-bar off --no-deps --target "$work/x86_64/site-packages" "$x86_wheel"
   t0=$SECONDS
-  say "pytest on x86_64 ($x86_py, $(basename "$x86_wheel")): $(PYTHONPATH=$PWD/$work/x86_64/site-packages run_suite x86_64 "$x86_py")"
+  say "pytest on x86_64 ($x86_py, $(basename "$x86_wheel")):" \
+      "$(PYTHONPATH=$PWD/$work/x86_64/site-packages run_suite x86_64 "$x86_py")"
   say "  $((SECONDS - t0)) s"
   # Every test that ran on aarch64 (passed, failed, xfailed) has the same outcome on x86_64; what aarch64 skipped for a
   # package its environment lacks (jax, tensorflow, the EP packages of .venv) may run on x86_64.
