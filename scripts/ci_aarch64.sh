@@ -1,5 +1,6 @@
 #!/usr/bin/env bash
-# CI leg: the aarch64 wheel of scripts/build_wheels.sh (cp311, in dist/ or $WHEEL_DIR) on an emulated aarch64 Linux.
+# CI leg: the aarch64 wheels of scripts/build_wheels.sh (cp311 and abi3, in dist/ or $WHEEL_DIR) on an emulated
+# aarch64 Linux.
 # This machine is x86_64 and has no binfmt_misc, so every aarch64 program is started through `qemu-aarch64-static
 # -L SYSROOT` (Debian's qemu-user-static, installed when missing): the sysroot is Debian 12's arm64 CPython 3.11 and
 # the libraries it needs (`apt-get download` through a sources list, package lists and cache of the project's own;
@@ -10,7 +11,8 @@
 # (the wheel's aarch64 plugin) and the exchange API. A test that starts a Python child gets one through qemu too
 # (sys.executable is a wrapper that starts qemu). Where an x86_64 environment with the same pins is at hand (.venv,
 # or $ORTDLPACK_X86_PYTHON), the same tests run there against the x86_64 cp311 wheel and both outcomes, test by test,
-# must be equal. Downloads and the sysroot live in the per-user cache ($ORTDLPACK_DEPS_DIR, else ~/.cache/ortdlpack),
+# must be equal. The abi3 wheel runs the smoke test on Debian 13's arm64 CPython 3.13 (its own sysroot; onnxruntime
+# and numpy only). Downloads and the sysroots live in the per-user cache ($ORTDLPACK_DEPS_DIR, else ~/.cache/ortdlpack),
 # kept between runs; the wheel's own install and the logs in build/ci/aarch64. Timings under emulation mean nothing
 # for performance.
 set -euo pipefail
@@ -37,22 +39,11 @@ wheel=$(ls "$dist"/ortdlpack-*-cp311-cp311-manylinux_2_28_aarch64.whl 2>/dev/nul
 rm -rf "$work"
 mkdir -p "$work" "$cache"
 
-aarch64_sysroot "$cache" "$work"
-say "sysroot: $(grep -E '^python3.11-minimal_' "$sysroot/.packages")"
-# sys.executable: a host script that starts the aarch64 CPython through qemu (-0: the CPython sees the script as its
-# argv[0], so a child it starts from sys.executable goes through qemu too). Next to the real binary: CPython finds
-# its standard library from there.
-py=$sysroot/usr/bin/python3.11-qemu
-printf '#!/bin/sh\nexec qemu-aarch64-static -L "%s" -0 "$0" "%s/usr/bin/python3.11" "$@"\n' "$sysroot" "$sysroot" \
-  > "$py"
-chmod +x "$py"
+aarch64_sysroot "$cache" "$work" bookworm python3.11
 
 # --- the aarch64 wheels of the pins, installed for that CPython ----------------------------------------------------
 # pip runs here (x86_64) and installs for the target: --platform lists every manylinux tag up to the sysroot's glibc
 # (pip does not expand a given tag to the older ones); --target: a plain directory, put on PYTHONPATH.
-plats=(--platform manylinux2014_aarch64)
-for minor in $(seq 17 36); do plats+=(--platform "manylinux_2_${minor}_aarch64"); done
-target_opts=(--only-binary=:all: "${plats[@]}" --python-version 3.11 --implementation cp --abi cp311)
 tools=$cache/pip-venv
 if [[ "$(cat "$tools/.pins" 2>/dev/null)" != "$pip_pin" ]]; then
   rm -rf "$tools"
@@ -60,22 +51,32 @@ if [[ "$(cat "$tools/.pins" 2>/dev/null)" != "$pip_pin" ]]; then
   "$tools/bin/python" -m pip install -q --progress-bar off "$pip_pin"
   echo "$pip_pin" > "$tools/.pins"
 fi
-site=$cache/site-$(printf '%s\n' "${pins[@]}" | sha256sum | cut -c1-12)
-if [[ ! -f $site/.complete ]]; then
-  t0=$SECONDS
-  say "downloading the aarch64 wheels of ${pins[*]} and their dependencies into $cache/wheels" \
-      "(~3 GB the first time: torch's aarch64 wheel is its CUDA build, with NVIDIA's libraries)"
+# for_target X.Y GLIBC_MINOR: sets target_opts, pip's options for CPython X.Y on aarch64 with glibc 2.GLIBC_MINOR.
+for_target() {
+  target_opts=(--only-binary=:all: --platform manylinux2014_aarch64 --python-version "$1" --implementation cp
+               --abi "cp${1/./}" --abi abi3)
+  for minor in $(seq 17 "$2"); do target_opts+=(--platform "manylinux_2_${minor}_aarch64"); done
+}
+# aarch64_site NAME PINS...: sets site, a directory in the cache holding PINS and their dependencies for the target of
+# for_target, made once (downloaded into $cache/wheels, installed from there).
+aarch64_site() {
+  local name=$1 t0=$SECONDS; shift
+  site=$cache/site-$name-$(printf '%s\n' "$@" "${target_opts[@]}" | sha256sum | cut -c1-12)
+  [[ -f $site/.complete ]] && return
+  say "downloading the aarch64 wheels of $* and their dependencies into $cache/wheels"
   # (--no-cache-dir: the wheels are kept here, not a second time in pip's own cache)
-  "$tools/bin/python" -m pip download -q --progress-bar off --no-cache-dir -d "$cache/wheels" "${target_opts[@]}" \
-    "${pins[@]}"
+  "$tools/bin/python" -m pip download -q --progress-bar off --no-cache-dir -d "$cache/wheels" "${target_opts[@]}" "$@"
   say "  done in $((SECONDS - t0)) s; installing them into $site"
   t0=$SECONDS
-  rm -rf "$cache"/site-*
+  rm -rf "$cache/site-$name"-*
   "$tools/bin/python" -m pip install -q --progress-bar off --no-index --find-links "$cache/wheels" --target "$site" \
-    "${target_opts[@]}" "${pins[@]}"
+    "${target_opts[@]}" "$@"
   touch "$site/.complete"
   say "  done in $((SECONDS - t0)) s"
-fi
+}
+for_target 3.11 36  # bookworm: glibc 2.36
+# ~3 GB the first time: torch's aarch64 wheel is its CUDA build, with NVIDIA's libraries.
+aarch64_site cp311 "${pins[@]}"
 wheel_site=$work/site-packages  # (wheel_smoke.py checks that ortdlpack comes from a site-packages)
 "$tools/bin/python" -m pip install -q --progress-bar off --no-deps --target "$wheel_site" "${target_opts[@]}" "$wheel"
 export PYTHONPATH=$PWD/$wheel_site:$site
@@ -126,14 +127,15 @@ x86_py=${ORTDLPACK_X86_PYTHON:-.venv/bin/python}
 x86_wheel=$(ls "$dist"/ortdlpack-*-cp311-cp311-manylinux_2_28_x86_64.whl 2>/dev/null || true)
 if [[ -x $x86_py && -n $x86_wheel ]] &&
    "$x86_py" -c "import sys; sys.exit(sys.version_info[:2] != (3, 11))" 2> /dev/null; then
-  "$x86_py" -m pip install -q --progress-bar off --no-deps --target "$work/x86_64/site-packages" "$x86_wheel"
+  PYTHONPATH= "$x86_py" -m pip install -q --progress-bar off --no-deps --target "$work/x86_64/site-packages" \
+    "$x86_wheel"
   t0=$SECONDS
   say "pytest on x86_64 ($x86_py, $(basename "$x86_wheel")):" \
       "$(PYTHONPATH=$PWD/$work/x86_64/site-packages run_suite x86_64 "$x86_py")"
   say "  $((SECONDS - t0)) s"
   # Every test that ran on aarch64 (passed, failed, xfailed) has the same outcome on x86_64; what aarch64 skipped for a
   # package its environment lacks (jax, tensorflow, the EP packages of .venv) may run on x86_64.
-  python3 - "$work/aarch64.xml" "$work/x86_64.xml" << 'PYEOF'
+  PYTHONPATH= python3 - "$work/aarch64.xml" "$work/x86_64.xml" << 'PYEOF'
 import sys
 import xml.etree.ElementTree as ET
 
@@ -157,4 +159,15 @@ PYEOF
 else
   say "no x86_64 CPython 3.11 environment ($x86_py) or no x86_64 cp311 wheel: the comparison with x86_64 is skipped"
 fi
+# --- the abi3 wheel on Debian 13's arm64 CPython 3.13: the smoke test (no torch there) ------------------------------
+t0=$SECONDS
+abi3_wheel=$(ls "$dist"/ortdlpack-*-cp312-abi3-manylinux_2_28_aarch64.whl 2>/dev/null) ||
+  { say "FAILED: no abi3 aarch64 wheel in $dist (run scripts/build_wheels.sh)"; exit 1; }
+aarch64_sysroot "$cache" "$work" trixie python3.13
+for_target 3.13 41  # trixie: glibc 2.41
+aarch64_site cp313 "$(pin onnxruntime)" "$(pin numpy)"
+"$tools/bin/python" -m pip install -q --progress-bar off --no-deps --target "$work/cp313/site-packages" \
+  "${target_opts[@]}" "$abi3_wheel"
+(cd "$work" && PYTHONPATH=$OLDPWD/$work/cp313/site-packages:$site "$py" "$OLDPWD/scripts/wheel_smoke.py")
+say "$(basename "$abi3_wheel") on aarch64 CPython 3.13: smoke test in $((SECONDS - t0)) s"
 say "done in $((SECONDS - start)) s"

@@ -1,17 +1,17 @@
-# Sourced by scripts/ci_aarch64.sh and scripts/cpp_aarch64.sh (which define say): aarch64_sysroot CACHE LOGDIR
-# installs Debian's qemu-user-static when missing and makes (once; then kept) an aarch64 root in CACHE: Debian 12's
-# arm64 CPython 3.11 and the libraries it and the aarch64 wheels load, from Debian's arm64 packages through a sources
-# list, lists and cache of its own (`apt-get download`, `dpkg-deb -x`; the system's apt sources stay untouched). It
-# sets `sysroot`: aarch64 programs run as `qemu-aarch64-static -L "$sysroot" PROGRAM` (no binfmt_misc here).
-suite=bookworm  # Debian 12: its arm64 CPython 3.11 and libraries (glibc 2.36)
-# The CPython and what its binary and the wheels' libraries load; apt resolves the rest. Left out of the closure:
-# what only dpkg and package scripts use (perl, dpkg, tar, ...).
-roots=(python3.11 libstdc++6 libgomp1)
+# Sourced by scripts/ci_aarch64.sh and scripts/cpp_aarch64.sh (which define say). aarch64_sysroot CACHE LOGDIR SUITE
+# PYTHON installs Debian's qemu-user-static when missing and makes (once; then kept) an aarch64 root in CACHE: Debian
+# SUITE's arm64 PYTHON (python3.11: bookworm, python3.13: trixie) and the libraries it and the aarch64 wheels load,
+# from Debian's arm64 packages through a sources list, lists and cache of its own (`apt-get download`, `dpkg-deb -x`;
+# the system's apt sources stay untouched). It sets `sysroot` (aarch64 programs run as `qemu-aarch64-static -L
+# "$sysroot" PROGRAM`: no binfmt_misc here) and `py`, the command that starts that CPython.
+# Left out of the closure: what only dpkg and package scripts use (perl, dpkg, tar, ...).
 not_needed='^(perl.*|libperl.*|dpkg|tar|install-info|mailcap|mime-support|libgdbm-compat4)$'
 sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
 
 aarch64_sysroot() {
-  local cache=$1 work=$2 t0 aptdir keyring s deb cpu stamp apt_own debs
+  local cache=$1 work=$2 suite=$3 python=$4 t0 aptdir keyring s d deb cpu stamp apt_own debs
+  # The CPython and what its binary and the wheels' libraries load; apt resolves the rest.
+  local roots=("$python" libstdc++6 libgomp1)
   if ! command -v qemu-aarch64-static > /dev/null; then
     t0=$SECONDS
     say "installing Debian's qemu-user-static"
@@ -23,7 +23,8 @@ aarch64_sysroot() {
   fi
   say "$(qemu-aarch64-static --version | head -1)"
 
-  # Made once per package set (the stamp: roots and suite), then kept. /proc/cpuinfo and the MIDR_EL1 register files
+  # Made once per package set (the stamp: roots and suite), then kept. A merged-/usr suite (trixie) gets the /lib and
+  # /bin links its base-files would make (the dynamic loader is /lib/ld-linux-aarch64.so.1). /proc/cpuinfo and the MIDR_EL1 register files
   # are the host's x86_64 ones under qemu-user, which onnxruntime's and torch's CPU probes cannot read (onnxruntime
   # crashes): qemu reads these paths from the sysroot first, so it gets those of a 2-core Neoverse-N1.
   sysroot=$cache/sysroot-$suite
@@ -48,6 +49,7 @@ aarch64_sysroot() {
     (cd "$aptdir/debs" && apt-get "${apt_own[@]}" download "${debs[@]}") > "$aptdir/download.log" 2>&1 ||
       { cat "$aptdir/download.log"; exit 1; }
     for deb in "$aptdir"/debs/*.deb; do dpkg-deb -x "$deb" "$sysroot"; done
+    for d in lib bin sbin; do [[ -e $sysroot/$d || ! -d $sysroot/usr/$d ]] || ln -s "usr/$d" "$sysroot/$d"; done
     mkdir -p "$sysroot/proc"
     for cpu in 0 1; do
       printf 'processor\t: %d\nBogoMIPS\t: 50.00\nFeatures\t: %s\nCPU implementer\t: 0x41\nCPU architecture: 8\n' \
@@ -61,4 +63,12 @@ aarch64_sysroot() {
     echo "$stamp" > "$sysroot/.stamp"
     say "  ${#debs[@]} packages ($(du -sh "$sysroot" | cut -f1)) in $((SECONDS - t0)) s"
   fi
+  say "sysroot: $(grep -E "^$python-minimal_" "$sysroot/.packages")"
+  # sys.executable: a host script that starts the aarch64 CPython through qemu (-0: the CPython sees the script as
+  # its argv[0], so a child it starts from sys.executable goes through qemu too). Next to the real binary: CPython
+  # finds its standard library from there.
+  py=$sysroot/usr/bin/$python-qemu
+  printf '#!/bin/sh\nexec qemu-aarch64-static -L "%s" -0 "$0" "%s/usr/bin/%s" "$@"\n' "$sysroot" "$sysroot" "$python" \
+    > "$py"
+  chmod +x "$py"
 }
