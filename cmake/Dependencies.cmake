@@ -95,6 +95,30 @@ function(_ortdlpack_fill_ort)
   file(REMOVE_RECURSE "${tmp}" "${tgz}")
 endfunction()
 
+# Linux aarch64 (a cross build: cmake/zig-aarch64-linux-gnu.2.28.cmake): the Unity package has no Linux arm64
+# library; npm onnxruntime-node@1.29.0 carries the official ORT 1.29.0 Linux arm64 build
+# (package/bin/napi-v6/linux/arm64/libonnxruntime.so.1, SONAME libonnxruntime.so.1, needs glibc 2.28), next to the
+# headers of the Go module below (the same 1.29.0 headers).
+set(_ort_arm64_url "https://registry.npmjs.org/onnxruntime-node/-/onnxruntime-node-1.29.0.tgz")
+set(_ort_arm64_sha256 "cfdfb45ec4044b1fdca43e5d2e180fb6817e649ff8ad1e0dfc90e18e51b67037")
+set(_ort_arm64_lib "package/bin/napi-v6/linux/arm64/libonnxruntime.so.1")
+set(_ort_arm64_root "${ORTDLPACK_DEPS_DIR}/onnxruntime-1.29.0-linux-aarch64")
+function(_ortdlpack_fill_ort_arm64)
+  _ortdlpack_fetch_once(onnxruntime-headers "${_ort_headers_root}/include/onnxruntime_c_api.h" 600
+                        _ortdlpack_fill_ort_headers)
+  set(tgz "${ORTDLPACK_DEPS_DIR}/onnxruntime-node-1.29.0.tgz")
+  _ortdlpack_download("${_ort_arm64_url}" "${_ort_arm64_sha256}" "${tgz}"
+                      "the ONNX Runtime 1.29.0 Linux arm64 library (npm onnxruntime-node, 112 MB)")
+  set(tmp "${ORTDLPACK_DEPS_DIR}/_ort_arm64_extract")
+  file(REMOVE_RECURSE "${tmp}" "${_ort_arm64_root}")
+  file(ARCHIVE_EXTRACT INPUT "${tgz}" DESTINATION "${tmp}" PATTERNS "${_ort_arm64_lib}")
+  file(COPY "${_ort_headers_root}/include" DESTINATION "${_ort_arm64_root}")
+  file(MAKE_DIRECTORY "${_ort_arm64_root}/lib")
+  file(COPY_FILE "${tmp}/${_ort_arm64_lib}" "${_ort_arm64_root}/lib/libonnxruntime.so.1")
+  file(CREATE_LINK "libonnxruntime.so.1" "${_ort_arm64_root}/lib/libonnxruntime.so" SYMBOLIC)  # the marker
+  file(REMOVE_RECURSE "${tmp}" "${tgz}")
+endfunction()
+
 # The ORT 1.29.0 C API headers alone, from the small package above.
 set(_ort_headers_root "${ORTDLPACK_DEPS_DIR}/onnxruntime-headers-1.29.0")
 function(_ortdlpack_fill_ort_headers)
@@ -136,8 +160,14 @@ if(NOT TARGET onnxruntime::headers)
     if(NOT onnxruntime_ROOT AND NOT DEFINED ENV{onnxruntime_ROOT})
       # The C++ tests, benchmarks and examples link ORT (examples are built unless this is the Python build).
       if(ORTDLPACK_BUILD_TESTS OR ORTDLPACK_BUILD_BENCH OR NOT ORTDLPACK_BUILD_PYTHON)
-        _ortdlpack_fetch_once(onnxruntime "${_ort_root}/lib/libonnxruntime.so" 1800 _ortdlpack_fill_ort)
-        set(onnxruntime_ROOT "${_ort_root}")
+        if(CMAKE_SYSTEM_NAME STREQUAL "Linux" AND CMAKE_SYSTEM_PROCESSOR MATCHES "^(aarch64|arm64)$")
+          _ortdlpack_fetch_once(onnxruntime-arm64 "${_ort_arm64_root}/lib/libonnxruntime.so" 1800
+                                _ortdlpack_fill_ort_arm64)
+          set(onnxruntime_ROOT "${_ort_arm64_root}")
+        else()
+          _ortdlpack_fetch_once(onnxruntime "${_ort_root}/lib/libonnxruntime.so" 1800 _ortdlpack_fill_ort)
+          set(onnxruntime_ROOT "${_ort_root}")
+        endif()
       else()
         _ortdlpack_fetch_once(onnxruntime-headers "${_ort_headers_root}/include/onnxruntime_c_api.h" 600
                               _ortdlpack_fill_ort_headers)
