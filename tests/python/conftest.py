@@ -423,18 +423,23 @@ def counters(vd, request):
 
 def assert_runs_do_not_grow_rss(run_once, runs: int = 10_000, warmup: int = 1_000, limit: int = 8 << 20) -> None:
     """Calls run_once(i) `runs` times after a warm-up (allocator pools, caches) and asserts RSS grew less than
-    `limit` bytes: nothing leaks per run."""
+    `limit` bytes: nothing leaks per run. Where one window grew more (an allocator's arenas grow once under a loaded
+    machine: the oldest-ORT leg saw 15 MB once, alone it grows none), a second window of as many runs decides: a leak
+    grows in every window."""
     psutil = pytest.importorskip("psutil")
     proc = psutil.Process()
     for i in range(warmup):
         run_once(i)
-    gc.collect()
-    before = proc.memory_info().rss
-    for i in range(runs):
-        run_once(i)
-    gc.collect()
-    grown = proc.memory_info().rss - before
-    assert grown < limit, f"RSS grew by {grown / 1e6:.1f} MB over {runs:,} runs"
+    for _ in range(2):
+        gc.collect()
+        before = proc.memory_info().rss
+        for i in range(runs):
+            run_once(i)
+        gc.collect()
+        grown = proc.memory_info().rss - before
+        if grown < limit:
+            return
+    assert grown < limit, f"RSS grew by {grown / 1e6:.1f} MB over {runs:,} runs, in each of two windows"
 
 
 # --- models for the session tests (scripts/make_models.py), built once per test session -------------------------
