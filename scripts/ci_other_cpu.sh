@@ -12,13 +12,9 @@ set -euo pipefail
 cd "$(dirname "$0")/.."
 start=$SECONDS
 say() { echo "ci_other_cpu: $*"; }
-sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
-
-if ! command -v qemu-x86_64-static > /dev/null; then
-  say "installing qemu-user-static (Debian)"
-  sudo_if_needed apt-get update -qq
-  sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq --no-install-recommends qemu-user-static
-fi
+source scripts/lib/qemu_user.sh
+mkdir -p build/ci
+ensure_qemu_user build/ci/qemu.log
 vendor=$(.venv/bin/python -c "import onnxruntime as o; print(next(d.device.vendor for d in o.get_ep_devices()
                                                                  if d.ep_name == 'CPUExecutionProvider'))")
 case "$vendor" in

@@ -6,21 +6,13 @@
 # "$sysroot" PROGRAM`: no binfmt_misc here) and `py`, the command that starts that CPython.
 # Left out of the closure: what only dpkg and package scripts use (perl, dpkg, tar, ...).
 not_needed='^(perl.*|libperl.*|dpkg|tar|install-info|mailcap|mime-support|libgdbm-compat4)$'
-sudo_if_needed() { if [[ $(id -u) -eq 0 ]]; then "$@"; else sudo "$@"; fi; }
+source scripts/lib/qemu_user.sh
 
 aarch64_sysroot() {
   local cache=$1 work=$2 suite=$3 python=$4 t0 aptdir keyring s d deb cpu stamp apt_own debs
   # The CPython and what its binary and the wheels' libraries load; apt resolves the rest.
   local roots=("$python" libstdc++6 libgomp1)
-  if ! command -v qemu-aarch64-static > /dev/null; then
-    t0=$SECONDS
-    say "installing Debian's qemu-user-static"
-    { sudo_if_needed apt-get update -qq &&
-      sudo_if_needed env DEBIAN_FRONTEND=noninteractive apt-get install -y -qq qemu-user-static; } \
-      > "$work/qemu.log" 2>&1 ||
-      { cat "$work/qemu.log"; exit 1; }
-    say "  done in $((SECONDS - t0)) s"
-  fi
+  ensure_qemu_user "$work/qemu.log"
   say "$(qemu-aarch64-static --version | head -1)"
 
   # Made once per package set (the stamp: roots and suite), then kept. A merged-/usr suite (trixie) gets the /lib and
