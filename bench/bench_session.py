@@ -10,6 +10,9 @@ the baseline `session.run + numpy`: torch.from_numpy(o) for o in sess.run(None, 
   ortdlpack.run, outputs=       the same into preallocated torch tensors (ORT writes into them)
   Session.run                   ortdlpack.Session(path, opts).run({"x": t}, output_type="torch") (C++)
   Session.bind().run()          b = session.bind({"x": t}, output_type="torch") once, then b.run() (no planning)
+  InferenceSession.run          ortdlpack.InferenceSession (onnxruntime's, subclassed): run(None, {"x": t})
+  InferenceSession.bind().run() the same session's bind({"x": t}) once, then run(): the core's Binding on the
+                                OrtSession onnxruntime created
   session.run, numpy only       session.run on a numpy array (no torch on either side)
   run_with_ort_values           OrtValue.from_dlpack(t) -> sess.run_with_ort_values -> torch.from_dlpack
   IOBinding, raw pointers       bind_input/bind_output(..., ptr) on t and preallocated torch tensors (hand-written)
@@ -45,7 +48,8 @@ import ortdlpack  # noqa: E402
 BASE = "session.run + numpy"
 
 
-def ways(sess: ort.InferenceSession, native: ortdlpack.Session, x: torch.Tensor) -> list:
+def ways(sess: ort.InferenceSession, native: ortdlpack.Session, dropin: ortdlpack.InferenceSession,
+         x: torch.Tensor) -> list:
     """(label, function) per way; every function returns the outputs as torch tensors (or Tensors: 'Tensor out')."""
     in_name = sess.get_inputs()[0].name
     names = [o.name for o in sess.get_outputs()]
@@ -72,6 +76,14 @@ def ways(sess: ort.InferenceSession, native: ortdlpack.Session, x: torch.Tensor)
     def w_bound():
         return binding.run()
 
+    def w_dropin():
+        return dropin.run(None, feeds)
+
+    dropin_binding = dropin.bind(feeds)
+
+    def w_dropin_bound():
+        return dropin_binding.run()
+
     def w_numpy():
         return [torch.from_numpy(o) for o in sess.run(None, {in_name: x.numpy()})]
 
@@ -97,6 +109,8 @@ def ways(sess: ort.InferenceSession, native: ortdlpack.Session, x: torch.Tensor)
         ("ortdlpack.run, outputs=", w_ortdlpack_out),
         ("Session.run", w_native),
         ("Session.bind().run()", w_bound),
+        ("InferenceSession.run", w_dropin),
+        ("InferenceSession.bind().run()", w_dropin_bound),
         (BASE, w_numpy),
         ("session.run, numpy only", w_numpy_only),
         ("run_with_ort_values", w_ort_values),
@@ -160,12 +174,13 @@ def main(argv=None) -> int:
     for case, path, shape in cases:
         sess = ort.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
         native = ortdlpack.Session(path, opts, providers=["CPUExecutionProvider"])  # the same options
-        table = ways(sess, native, torch.rand(shape, dtype=torch.float32))
+        dropin = ortdlpack.InferenceSession(path, opts, providers=["CPUExecutionProvider"])
+        table = ways(sess, native, dropin, torch.rand(shape, dtype=torch.float32))
         for label, t in runner.compare(case, table).items():
             if label not in labels:
                 labels.append(label)
             results[(case, label)] = t
-        del table, sess, native
+        del table, sess, native, dropin
 
     export = export_ways()
     export_case = "4 KiB"
@@ -184,12 +199,15 @@ def main(argv=None) -> int:
 
     tiny1, tiny3 = case_names[0], case_names[1]
     runner.targets([
-        (f"ortdlpack.run, {tiny1}", ratio(tiny1, "ortdlpack.run"), 1.0),
-        (f"ortdlpack.run, {tiny3}", ratio(tiny3, "ortdlpack.run"), 1.0),
+        (f"ortdlpack.run, {tiny1}", ratio(tiny1, "ortdlpack.run"), 0.9),
+        (f"ortdlpack.run, {tiny3}", ratio(tiny3, "ortdlpack.run"), 0.9),
         (f"Session.run, {tiny1}", ratio(tiny1, "Session.run"), 0.6),
         (f"Session.run, {tiny3}", ratio(tiny3, "Session.run"), 0.6),
         (f"Session.bind().run(), {tiny1}", ratio(tiny1, "Session.bind().run()"), 0.4),
         (f"Session.bind().run(), {tiny3}", ratio(tiny3, "Session.bind().run()"), 0.4),
+        (f"InferenceSession.bind().run(), {tiny1}", ratio(tiny1, "InferenceSession.bind().run()"), 0.3),
+        (f"InferenceSession.bind().run() / Session.bind().run(), {tiny1}",
+         ratio(tiny1, "InferenceSession.bind().run()", "Session.bind().run()"), 1.1),
         ("ORT -> torch, one tensor", ratio(export_case, export[0][0], export_base), 0.3),
     ])
     chart_path = args.chart if args.chart is not None else ("" if args.quick else CHART)

@@ -1,5 +1,6 @@
-// Whether ORT creates a session on an EP's devices (ep_library.h session_refusal): ORT's own verdict on an EP
-// library it registered, on a model built here with the Model Editor API (no file, no protobuf).
+// Sessions of a model built here with the Model Editor API (no file, no protobuf): whether ORT creates a session on an
+// EP's devices (ep_library.h session_refusal), ORT's own verdict on an EP library it registered; and what every
+// session of the running ORT looks like in memory (session_adapter.h session_vtable).
 #include <cctype>
 #include <string>
 #include <utility>
@@ -92,3 +93,23 @@ std::string session_refusal(const std::string& ep_name,
 }
 
 }  // namespace ortdlpack::detail
+
+namespace ortdlpack {
+
+const void* session_vtable() {
+  static const void* const vtable = [] {
+    const OrtApi& api = ort();
+    const Owned<OrtModel> model = detail::probe_model();
+    OrtSessionOptions* options_raw = nullptr;
+    check(api.CreateSessionOptions(&options_raw));
+    const Owned<OrtSessionOptions> options(options_raw);
+    check(api.SetIntraOpNumThreads(options_raw, 1));
+    OrtSession* session = nullptr;
+    check(api.GetModelEditorApi()->CreateSessionFromModel(env(), model.get(), options_raw, &session));
+    const Owned<OrtSession> owned(session);
+    return *reinterpret_cast<const void* const*>(session);  // ORT's session class is polymorphic: its vtable first
+  }();
+  return vtable;
+}
+
+}  // namespace ortdlpack

@@ -19,7 +19,19 @@ constexpr OrtDeviceMemoryType kHost = OrtDeviceMemoryType_HOST_ACCESSIBLE;
 // The one table. CPU memory is no row (device type CPU is always kDLCPU), nor is the HOST_ACCESSIBLE memory of a
 // vendor without a host DLPack type of its own: it is plain host memory, kDLCPU (device.cc).
 constexpr EpRow kRows[] = {
-    {"CPUExecutionProvider", {"cpu", "CPU"}, 0, {}, nullptr, {}, "", nullptr, StreamBackend::kNone, nullptr, false, {}},
+    {"CPUExecutionProvider",
+     {"cpu", "CPU"},
+     0,
+     {},
+     nullptr,
+     {},
+     "",
+     nullptr,
+     StreamBackend::kNone,
+     nullptr,
+     false,
+     {},
+     nullptr},
     // NVIDIA: the CUDA EP ships as a library of onnxruntime-gpu (built in, or as a plugin it registers itself), or as
     // a plugin EP package of its own (onnxruntime-ep-cuda13/-cuda12, module onnxruntime_ep_cuda). Whichever brings
     // it, its memory is NVIDIA memory and its sync streams' handles are cudaStream_ts.
@@ -34,7 +46,8 @@ constexpr EpRow kRows[] = {
      StreamBackend::kCudaRuntime,
      "user_compute_stream",
      true,
-     {}},
+     {},
+     "enable_cuda_graph"},
     {"TensorrtExecutionProvider",
      {"tensorrt", "trt", "TensorRT"},
      kVendorNvidia,
@@ -46,7 +59,8 @@ constexpr EpRow kRows[] = {
      StreamBackend::kCudaRuntime,
      "user_compute_stream",
      true,
-     {}},
+     {},
+     "trt_cuda_graph_enable"},
     // The TensorRT RTX EP (a package of its own, CUDA 12 and 13 builds) allocates CUDA memory itself. Its package
     // must be imported for its library to load (it links its bundled TensorRT and CUDA runtime): the finder does.
     {"NvTensorRTRTXExecutionProvider",
@@ -60,7 +74,8 @@ constexpr EpRow kRows[] = {
      StreamBackend::kCudaRuntime,
      "user_compute_stream",
      true,
-     {}},
+     {},
+     "enable_cuda_graph"},
     // AMD.
     {"MIGraphXExecutionProvider",
      {"migraphx", "MIGraphX", "rocm"},
@@ -73,7 +88,8 @@ constexpr EpRow kRows[] = {
      StreamBackend::kNone,
      nullptr,
      false,
-     {}},
+     {},
+     nullptr},
     // Intel: onnxruntime-openvino ships the library next to ORT; onnxruntime-ep-openvino is the plugin package (whose
     // tensors live in host-accessible memory: kDLCPU). Intel GPU memory, where an EP exposes it, is oneAPI's.
     {"OpenVINOExecutionProvider",
@@ -87,7 +103,8 @@ constexpr EpRow kRows[] = {
      StreamBackend::kNone,
      nullptr,
      false,
-     {}},
+     {},
+     nullptr},
     // Apple: the MLX EP keeps its I/O in CPU memory (unified memory: kDLCPU); Apple GPU memory, where an EP
     // exposes it, is Metal's.
     {"MLXExecutionProvider",
@@ -101,7 +118,8 @@ constexpr EpRow kRows[] = {
      StreamBackend::kNone,
      nullptr,
      false,
-     {}},
+     {},
+     nullptr},
     // WebGPU buffers: handles, not addresses (only a WebGPU consumer can read them). ORT reports them with vendor 0.
     {"WebGpuExecutionProvider",
      {"webgpu", "WebGPU"},
@@ -115,7 +133,8 @@ constexpr EpRow kRows[] = {
      StreamBackend::kNone,
      nullptr,
      false,
-     {}},
+     {},
+     "enableGraphCapture"},
     // Qualcomm: the QNN EP package (onnxruntime-qnn >= 2, module onnxruntime_qnn). Its tensors live in host memory
     // (its HTP shared memory is HOST_ACCESSIBLE: kDLCPU). It cannot choose a QNN backend by itself on every host
     // (x86_64 Linux: "Could not determine default backend path"): HTP (the NPU; a simulator on x86_64) unless the
@@ -131,7 +150,8 @@ constexpr EpRow kRows[] = {
      StreamBackend::kNone,
      nullptr,
      false,
-     {"backend_type", "htp", "backend_path"}},
+     {"backend_type", "htp", "backend_path"},
+     nullptr},
     // ggml's EP (onnxruntime-ggml, module onnxruntime_ggml): host memory; it runs on the CPU, or on a GPU through
     // ggml's own Vulkan backend (provider option device=gpu) with its buffers still host memory to ORT.
     {"ggml",
@@ -145,7 +165,8 @@ constexpr EpRow kRows[] = {
      StreamBackend::kNone,
      nullptr,
      false,
-     {}},
+     {},
+     nullptr},
 };
 
 template <class Rows>

@@ -63,6 +63,8 @@ struct EpRow {
   const char* compute_stream_option;  // the provider option naming a caller's compute stream, or nullptr
   bool zero_is_default_stream;        // stream handle 0 names the device's default stream (CUDA: ORT then uses its own)
   OptionDefault option_default;       // a provider option it cannot do without, defaulted
+  // The provider option that makes its sessions capture device graphs and replay them ("1" or "true"), or nullptr.
+  const char* graph_capture_option;
 };
 
 // Every row, in table order. Memory may be owned by several rows (NVIDIA memory: the CUDA EP's and the TensorRT RTX

@@ -156,6 +156,7 @@ void append_providers(const SessionConfig& config, OrtSessionOptions* options, C
     created.providers.push_back(ep);
     std::vector<const OrtEpDevice*> devices = select_ep_devices(ep, p.options);
     std::vector<std::pair<std::string, std::string>> ep_options = provider_options(ep, p.options);  // QNN: htp
+    created.captures_graphs = created.captures_graphs || captures_graphs(ep, ep_options);
     if (config.stream && ep != kCpuEp) created.stream = caller_stream(config, ep, devices, ep_options);
     std::vector<const char*> keys, values;
     for (const auto& [key, value] : ep_options) {
@@ -174,6 +175,16 @@ void append_providers(const SessionConfig& config, OrtSessionOptions* options, C
 }
 
 }  // namespace
+
+// Whether a session on `ep` with these provider options captures device graphs (the EP row's option, "1"/"true").
+bool captures_graphs(const std::string& ep, const std::vector<std::pair<std::string, std::string>>& options) {
+  const detail::EpRow* row = detail::find_ep(ep);
+  if (row == nullptr || row->graph_capture_option == nullptr) return false;
+  for (const auto& [key, value] : options) {
+    if (key == row->graph_capture_option && (value == "1" || value == "true" || value == "True")) return true;
+  }
+  return false;
+}
 
 CreatedSession create_session(const SessionConfig& config, const CreateFromOptions& create) {
   const OrtApi& api = ort();

@@ -72,15 +72,46 @@ struct ModelMetadata {
 };
 
 class Binding;
+class SessionInfo;
+struct RunPlan;
+
+// How a borrowed OrtSession was created, as its creator tells it: ORT's C API cannot tell these from a session.
+struct BorrowedSession {
+  // The EP devices it was created with (SessionOptionsAppendExecutionProvider_V2), whose memory it can write
+  // outputs to.
+  std::vector<const OrtEpDevice*> ep_devices;
+  // The EPs it runs on, by ORT's names, with their provider options (onnxruntime's get_providers(),
+  // get_provider_options()): their EP devices in the env are the session's too. A library ORT ships for one of them
+  // (onnxruntime-gpu's CUDA EP) is registered first, so that its memory has the env's allocator, data transfer and
+  // streams. Options that make an EP capture graphs (see Session) are read as for a session the core creates.
+  std::vector<Provider> providers;
+  // What keeps the session alive, held by every output the session allocates: an EP's allocator may not outlive
+  // its session (freeing a WebGPU output after its session was released crashes in the EP), and a borrowed
+  // session's outputs must not depend on its creator's lifetime. NULL: the caller keeps the session alive.
+  std::shared_ptr<const void> owner;
+  // It replays captured device graphs, whatever its providers' options say (WebGPU's enableGraphCapture set as a
+  // session config entry): see Session.
+  bool captures_graphs = false;
+};
 
 // An OrtSession with its metadata cached and its IoBindings reused. run() may be called from several threads at
 // once, as OrtSession::Run may.
+//
+// A session that replays captured device graphs (BorrowedSession::captures_graphs; a created session whose provider
+// options enable it: enable_cuda_graph, trt_cuda_graph_enable, enableGraphCapture) reads and writes, on every replay,
+// the buffers of the run it captured, whatever a later run binds: so its runs go through one Binding per graph
+// (RunOptions' "gpu_graph_id" run config entry; unset is graph 0), whose addresses never change. run() on it is
+// Error(kInvalidArgument) unless the run opts out of capture (gpu_graph_id -1), and so is a Binding's run of a graph
+// another Binding of the session ran, live or released (ORT's C API cannot release a captured graph): either would
+// silently compute on other tensors.
 class Session {
  public:
   /// \brief Borrows `session` (it must outlive the Session and its Bindings). `ep_devices`: the EP devices the session
   /// was created with (SessionOptionsAppendExecutionProvider_V2), whose memory it can write outputs to; ORT's C API
   /// cannot tell them from a session.
   explicit Session(OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
+  /// \brief Borrows `session` (it must outlive the Session and its Bindings), created as `how` says.
+  Session(OrtSession* session, const BorrowedSession& how);
   /// \brief Creates and owns a session on env() from a model file or from the model's bytes (copied by ORT; `data` need
   /// not outlive the call). Error(kInvalidArgument) for a config SessionConfig refuses (a value out of range, a setting
   /// ORT's C API cannot make, ep_options without an ep, an empty or repeated provider, an unknown device_id);
@@ -123,6 +154,8 @@ class Session {
 
  private:
   friend class Binding;
+  friend const SessionInfo& session_info(const Session& session) noexcept;
+  friend std::vector<Tensor> run_planned(Session& session, const RunPlan& plan, const OrtRunOptions* run_options);
   struct Impl;
   std::shared_ptr<Impl> impl_;  // shared with the Session's Bindings
 };

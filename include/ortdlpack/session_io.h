@@ -7,6 +7,7 @@
 #include <onnxruntime_c_api.h>
 
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
@@ -56,6 +57,13 @@ struct RunOptions {
   bool read_on_host = false;
   // Passed through to RunWithBinding (tags, terminate flag, config entries). May be NULL.
   const OrtRunOptions* run_options = nullptr;
+  // A caller's native stream for this run (Session::bind: for every run of the Binding), on the device of the run's
+  // device tensors (those of its first feed or destination in device memory), e.g. the stream a framework computes
+  // on (XLA's, in a compiled computation): work queued on it before the run is done before ORT reads or writes, and
+  // the outputs are complete for work queued on it after the run (docs/streams.md rule 6; ORT computes on its own
+  // streams). Error(kInvalidArgument) with a session created with SessionConfig::stream (which orders every run),
+  // when no feed or destination is in device memory, and for a handle check_caller_stream refuses. nullopt: none.
+  std::optional<uintptr_t> stream;
 };
 
 using Feeds = std::vector<std::pair<std::string, Tensor>>;

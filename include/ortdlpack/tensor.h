@@ -76,6 +76,7 @@ enum class ReadOnly {
 
 namespace detail {
 struct TensorOfImport;
+struct TensorOfRun;
 }  // namespace detail
 
 class Tensor {
@@ -122,10 +123,12 @@ class Tensor {
 
  private:
   friend struct detail::TensorOfImport;  // import.cc: the DLPack device is the producer's, known without a lookup
+  friend struct detail::TensorOfRun;     // session.cc: an output that keeps what its memory depends on alive
   Tensor(OrtValue* value, ReadOnly read_only, const DLDevice* device);  // device: NULL -> looked up
 
   struct Owner {
-    Owner(OrtValue* v, ReadOnly ro);  // takes `v` only once everything about it was read
+    Owner(OrtValue* v, ReadOnly ro);     // takes `v` only once everything about it was read
+    std::shared_ptr<const void> keeper;  // released after `value` (declared first): what its memory depends on
     Owned<OrtValue> value;
     ReadOnly read_only;
     bool host = false;

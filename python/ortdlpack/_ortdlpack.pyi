@@ -175,7 +175,7 @@ class ModelMetadata:
 
 class Binding:
     """
-    A run planned and bound once (Session.bind): every run() reruns the session on the same feed tensors into the same outputs (ortdlpack::Binding).
+    A run planned and bound once (Session.bind, InferenceSession.bind): every run() reruns the session on the same feed tensors into the same outputs (ortdlpack::Binding).
     """
 
     def run(self, run_options: object | None = None) -> list:
@@ -226,19 +226,6 @@ class Session:
         """
         Plans and binds a run once: the Binding's run() reruns it on the same tensors (contents may change, shapes may not), into the same outputs.
         """
-
-class BoundRun:
-    """
-    A run of an InferenceSession planned and bound once (InferenceSession.bind): every run() reruns it on the same feed tensors into the same outputs.
-    """
-
-    def run(self, run_options: object | None = None) -> list:
-        """
-        Runs the session and returns the outputs: the same objects every run, written in place. run_options: an onnxruntime.RunOptions for this run.
-        """
-
-    @property
-    def output_names(self) -> list[str]: ...
 
 def run(session: onnxruntime.InferenceSession, feeds: object, output_names: object | None = None, *, outputs: object | None = None, device: object | None = None, run_options: object | None = None, output_type: str | None = None) -> list:
     """

@@ -18,7 +18,7 @@
 #include "onnxruntime_devices.h"
 #include "onnxruntime_sessions.h"
 #include "ortdlpack/ortdlpack.h"
-#include "run_plan.h"
+#include "session_adapter.h"
 
 namespace nb = nanobind;
 
@@ -32,7 +32,8 @@ inline std::string type_name(PyObject* obj) {
 // Cyclic GC for a bound type T that holds Python objects: T::references(f) calls f(nb::object&) on every one it
 // holds, and the type is made with nb::type_slots(Gc<T>::slots), so a cycle through it (a binding stored on its own
 // session, ...) is collected: traverse visits them, clear drops them. A method of T called after clear (a finalizer
-// in the same cycle) finds them invalid and must say so (Gc<T>::cleared's error).
+// in the same cycle) finds them invalid: what T holds in C++ must not depend on them (a Binding's session is kept
+// alive by the core).
 template <class T>
 struct Gc {
   static int traverse(PyObject* self, visitproc visit, void* arg) {
@@ -54,10 +55,6 @@ struct Gc {
                                        {Py_tp_clear, reinterpret_cast<void*>(&clear)},
                                        {0, nullptr}};
 };
-// What a method of a type Gc cleared raises: the object was collected as part of a reference cycle.
-[[noreturn]] inline void cleared(const char* type) {
-  throw Error(ErrorKind::kRuntime, std::string(type) + " was released by the garbage collector (a reference cycle)");
-}
 
 // The Python object behind ortdlpack.Tensor.
 struct PyTensor {
@@ -188,13 +185,6 @@ nb::object ortvalue_from_capsule(nb::handle capsule);
 nb::object ortvalue_of(const Tensor& t);
 // An unconsumed legacy capsule of an onnxruntime.OrtValue's tensor, bool tensors typed kDLBool.
 nb::object capsule_of_ortvalue(nb::handle ortvalue);
-// onnxruntime's C.OrtDevice of `memory` (onnxruntime_device_fields, onnxruntime_devices.h): how its IOBinding binds
-// memory of any device.
-nb::object onnxruntime_device(const OrtMemoryInfo* memory);
-// A Tensor over an onnxruntime.OrtValue ORT allocated in `memory` (an IOBinding output), without a copy. onnxruntime's
-// DLPack export names CPU, CUDA and ROCm memory only (a plugin EP's raises, or comes out as CUDA): a value in other
-// memory is wrapped by address, owning a copy of the value (which shares its buffer).
-Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory);
 
 // producer_types.cc ---------------------------------------------------------------------------------------------------
 // A class attribute of `type` (found along its MRO), borrowed, or nullptr; never keeps `type` alive, raises only what
@@ -296,6 +286,9 @@ void check_onnxruntime_options_type(nb::handle x, const char* type, const char* 
 // onnxruntime does not hand it out (pybind11's conduit); `hint` ends that message.
 const OrtSessionOptions* onnxruntime_session_options(nb::handle options, const char* what, const char* hint);
 const OrtRunOptions* onnxruntime_run_options(nb::handle options, const char* what);
+// The OrtSession behind an InferenceSession's C session (its `_sess`), or NULL where this onnxruntime does not hand it
+// out as ortdlpack knows it (pybind11's conduit and the layout of onnxruntime 1.23-1.32, checked).
+OrtSession* onnxruntime_session(nb::handle c_session);
 
 // session_providers.cc ------------------------------------------------------------------------------------------------
 // The (key, value) pairs of a dict[str, str] argument (None: none); TypeError naming `what` otherwise.
@@ -313,6 +306,11 @@ nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, 
 void bind_session(nb::module_& m);
 // The core Session of an ortdlpack.Session (TypeError for any other object): valid while that object lives.
 Session& core_session(nb::handle session);
+// A C++ owner of a reference to `obj`, for the core to hold: released with the GIL from whichever thread drops it
+// (after the interpreter's exit began, left to the interpreter).
+std::shared_ptr<const void> python_reference(nb::handle obj);
+// The Python Binding of a core Binding, whose session `owner` keeps alive, its outputs made as `type`.
+nb::object make_binding(Binding b, nb::handle owner, const OutputFramework& type);
 
 // compiled_sessions.cc ------------------------------------------------------------------------------------------------
 // A session that compiled code names by a number (torch's custom op, XLA's FFI call): its core Session, the shape

@@ -59,8 +59,6 @@ OrtClass g_ort_classes[] = {
     {ORT_DEVICE_RESET, "DeviceReset"},
 };
 
-// A failed run that onnxruntime's IOBinding reported without ORT's code (raise_onnxruntime_error).
-PyObject* g_execution_error = nullptr;
 // Malformed feeds, as ortdlpack's TypeError and what onnxruntime's run raises for them (call_shape_error).
 PyObject* g_feeds_type_error = nullptr;
 PyObject* g_feed_key_error = nullptr;
@@ -83,15 +81,6 @@ void raise_onnxruntime_error(nb::python_error& e) {
   for (const OrtClass& c : g_ort_classes) {
     if (c.onnxruntime != nullptr && e.type().is(nb::handle(c.onnxruntime))) {
       nb::raise_from(e, c.ortdlpack, "%U", nb::str(e.value()).ptr());
-    }
-  }
-  // onnxruntime's IOBinding run drops ORT's code: every failure is RuntimeError("Error in execution: <ORT's
-  // message>"). Its run() reports the same failures of a run (a kernel's, a terminate flag) as Fail or
-  // RuntimeException, depending on the ORT version: ExecutionError is an instance of both.
-  if (g_execution_error != nullptr && e.type().is(PyExc_RuntimeError)) {
-    const nb::str text = nb::str(e.value());
-    if (nb::cast<std::string>(text).rfind("Error in execution: ", 0) == 0) {
-      nb::raise_from(e, g_execution_error, "%U", text.ptr());
     }
   }
   throw std::move(e);
@@ -158,20 +147,6 @@ void bind_errors(nb::module_& m) {
     if (c.ortdlpack == nullptr) throw nb::python_error();
     classes[c.name] = nb::handle(c.ortdlpack);
   }
-  nb::object run_failures = nb::steal(PyTuple_New(0));
-  for (const OrtClass& c : g_ort_classes) {
-    if ((c.code == ORT_FAIL || c.code == ORT_RUNTIME_EXCEPTION) && c.onnxruntime != nullptr) {
-      run_failures = nb::steal(PySequence_Concat(run_failures.ptr(), nb::make_tuple(nb::handle(c.onnxruntime)).ptr()));
-    }
-  }
-  g_execution_error = PyErr_NewExceptionWithDoc(
-      "ortdlpack.errors.ExecutionError",
-      "A run that failed in onnxruntime's IOBinding, which reports no ORT error code: an instance of onnxruntime's "
-      "Fail and RuntimeException (the codes a failed run has) and of RuntimeError.",
-      nb::steal(PySequence_Concat(run_failures.ptr(), nb::make_tuple(nb::handle(PyExc_RuntimeError)).ptr())).ptr(),
-      nullptr);
-  if (g_execution_error == nullptr) throw nb::python_error();
-  classes["ExecutionError"] = nb::handle(g_execution_error);
   const auto both = [&](const char* name, PyObject* other, const char* doc) {
     PyObject* type =
         PyErr_NewExceptionWithDoc((std::string("ortdlpack.errors.") + name).c_str(), doc,

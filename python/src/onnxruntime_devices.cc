@@ -4,7 +4,6 @@
 #include <string>
 
 #include "dlpack_layout.h"
-#include "ep_table.h"
 #include "ort.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
@@ -24,23 +23,6 @@ const char* onnxruntime_device_name(DLDeviceType type) {
     default:
       return nullptr;
   }
-}
-
-OnnxruntimeDevice onnxruntime_device_fields(const OrtMemoryInfo* memory) {
-  const detail::MemoryFields m = detail::memory_fields(memory);
-  // Before 1.30 onnxruntime's Python names every GPU memory it binds by address "Cuda", whatever its vendor: only
-  // CUDA's kernels take it (the WebGPU EP refuses such buffers when the run begins).
-  if (m.device_type == OrtMemoryInfoDeviceType_GPU && m.vendor_id != detail::kVendorNvidia &&
-      ort_runtime_api_version() < 30) {
-    throw Error(ErrorKind::kUnsupported,
-                "onnxruntime 1." + std::to_string(ort_runtime_api_version()) +
-                    " binds memory by address as CUDA "
-                    "memory, so a session cannot take " +
-                    describe_memory(memory) +
-                    " from ortdlpack.run: upgrade to "
-                    "onnxruntime >= 1.30, or run the model with ortdlpack.Session, which binds it on any onnxruntime");
-  }
-  return {static_cast<int>(m.device_type), static_cast<int>(m.memory_type), m.vendor_id, m.device_id};
 }
 
 bool onnxruntime_wraps(DLDeviceType type) { return type == kDLCPU || type == kDLCUDA || type == kDLROCM; }

@@ -1,6 +1,5 @@
-// Devices as onnxruntime's Python API knows them: its device names, the C.OrtDevice its IOBinding binds memory with,
-// the memory its OrtValue wraps, and the OrtEpDevice behind an onnxruntime.OrtEpDevice. Plain C++ (no Python): the
-// extension links it, tests/cpp tests it.
+// Devices as onnxruntime's Python API knows them: its device names, the memory its OrtValue wraps, and the OrtEpDevice
+// behind an onnxruntime.OrtEpDevice. Plain C++ (no Python): the extension links it, tests/cpp tests it.
 #pragma once
 
 #include <dlpack/dlpack.h>
@@ -14,21 +13,6 @@ namespace ortdlpack::py {
 // The device name onnxruntime's Python API uses for memory of that DLPack type ("cpu" for host memory, "cuda" for
 // CUDA and ROCm memory); nullptr when onnxruntime has none.
 const char* onnxruntime_device_name(DLDeviceType type);
-
-// The device of `memory` as onnxruntime's C.OrtDevice(device_type, memory_type, vendor_id, device_id) takes it
-// (onnxruntime numbers device and memory types as ORT's C API does: CPU 0, GPU 1, FPGA 2, NPU 3; DEFAULT 0,
-// HOST_ACCESSIBLE 5). What its IOBinding binds any memory with, plugin EPs' included: by address for inputs and
-// destinations, as the device ORT allocates an output on; the public IOBinding.bind_* name a device by type and
-// id only, which finds no allocator for memory of a vendor but NVIDIA's ("Failed to find allocator for device").
-// Every onnxruntime from 1.23 has that constructor. Error(kUnsupported) naming the version and the alternative for
-// memory an onnxruntime cannot bind by address (GPU memory of vendors other than NVIDIA before onnxruntime 1.30).
-struct OnnxruntimeDevice {
-  int device_type;
-  int memory_type;
-  uint32_t vendor_id;
-  int device_id;
-};
-OnnxruntimeDevice onnxruntime_device_fields(const OrtMemoryInfo* memory);
 
 // Whether onnxruntime's Python OrtValue.from_dlpack wraps memory of that type (CPU, CUDA, ROCm: the only public way
 // to make an onnxruntime.OrtValue over foreign memory).

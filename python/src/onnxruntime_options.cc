@@ -1,15 +1,22 @@
-// onnxruntime's Python SessionOptions and RunOptions as the ORT structs they wrap, so that ortdlpack.Session honours
-// every setting a user made on them, whatever call made it and whether or not onnxruntime's Python can report it
-// (free dimension overrides, config entries, initializers and custom op libraries have no getter; the core starts
-// from a copy of the options, SessionConfig::base).
+// onnxruntime's Python SessionOptions, RunOptions and InferenceSession as the ORT structs they wrap: ortdlpack.Session
+// honours every setting a user made on the options, whatever call made it and whether or not onnxruntime's Python can
+// report it (free dimension overrides, config entries, initializers and custom op libraries have no getter; the core
+// starts from a copy of the options, SessionConfig::base); and the core's Session runs a user's InferenceSession's
+// own OrtSession (run.cc), with the one executor every ortdlpack run goes through.
 //
 // onnxruntime.SessionOptions wraps onnxruntime::python::PySessionOptions, whose first and only base is ORT's
-// OrtSessionOptions; onnxruntime.RunOptions wraps OrtRunOptions itself. onnxruntime binds them with pybind11, whose
-// cross-binding conduit (`_pybind11_conduit_v1_`, pybind11 >= 2.13: onnxruntime 1.23 and later) hands the C++
-// pointer to a caller that names pybind11's platform ABI and the C++ type. The type is named by its mangled name,
-// which is what pybind11 compares (the Itanium C++ ABI's type_info equality); the ABI ids are those of the pybind11
-// builds in this process, read from the keys of their internals. What the conduit refuses (another ABI, another
-// type) gives NULL, never a wrong pointer.
+// OrtSessionOptions; onnxruntime.RunOptions wraps OrtRunOptions itself; an IOBinding of an InferenceSession's C
+// session (its `_sess`) wraps onnxruntime::SessionIOBinding, which holds the InferenceSession ORT's C API calls
+// OrtSession.
+// onnxruntime binds them with pybind11, whose cross-binding conduit (`_pybind11_conduit_v1_`, pybind11 >= 2.13:
+// onnxruntime 1.23 and later) hands the C++ pointer to a caller that names pybind11's platform ABI and the C++ type.
+// The type is named by its mangled name, which is what pybind11 compares (the Itanium C++ ABI's type_info equality);
+// the ABI ids are those of the pybind11 builds in this process, read from the keys of their internals. What the conduit
+// refuses (another ABI, another type) gives NULL, never a wrong pointer.
+#include <sys/mman.h>
+#include <unistd.h>
+
+#include <cstdint>
 #include <cstring>
 #include <string>
 #include <typeinfo>
@@ -27,6 +34,16 @@ struct ForeignType : std::type_info {
 
 const ForeignType kPySessionOptions("N11onnxruntime6python16PySessionOptionsE");
 const ForeignType kOrtRunOptions("13OrtRunOptions");
+const ForeignType kSessionIOBinding("N11onnxruntime16SessionIOBindingE");
+
+// Whether the aligned word at `p` can be read: its page is mapped (mincore fails with ENOMEM otherwise).
+bool readable(const void* p) {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  if (address == 0 || address % alignof(void*) != 0) return false;
+  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
+  unsigned char resident = 0;
+  return mincore(reinterpret_cast<void*>(address - address % page), page, &resident) == 0;
+}
 
 // pybind11 keeps its internals under "__pybind11_internals_v<N><id>__" (2.x: the id starts with '_') or
 // "__pybind11_internals_v<N>_<id>__" (3.x) in the interpreter's state dict (or builtins, before 2.10).
@@ -114,6 +131,26 @@ const OrtSessionOptions* onnxruntime_session_options(nb::handle options, const c
                               .c_str());
   }
   return o;
+}
+
+OrtSession* onnxruntime_session(nb::handle c_session) {
+  // onnxruntime's SessionIOBinding, made for this C session, holds the session's InferenceSession (ORT's C API's
+  // OrtSession) as its first member; its PyInferenceSession holds it among members whose layout changes between
+  // versions. The pointer is taken from the binding, then recognised: it must point to an object starting with the
+  // vtable of ORT's session class, which nothing but a session of this ORT does. Anything else gives NULL.
+  static PyObject* const io_binding =
+      module_attribute("onnxruntime.capi.onnxruntime_pybind11_state", "SessionIOBinding");
+  PyObject* made = PyObject_CallOneArg(io_binding, c_session.ptr());
+  if (made == nullptr) {
+    clear_exception();
+    return nullptr;
+  }
+  const nb::object binding = nb::steal(made);
+  const auto* first = static_cast<const void* const*>(conduit(binding, kSessionIOBinding));
+  if (first == nullptr || !readable(first)) return nullptr;
+  const void* session = *first;
+  if (!readable(session) || *static_cast<const void* const*>(session) != session_vtable()) return nullptr;
+  return static_cast<OrtSession*>(const_cast<void*>(session));
 }
 
 const OrtRunOptions* onnxruntime_run_options(nb::handle options, const char* what) {

@@ -18,8 +18,6 @@ namespace {
 struct OrtValueApi {
   PyObject* ortvalue_type = nullptr;  // onnxruntime.OrtValue
   PyObject* c_from_dlpack = nullptr;  // onnxruntime.capi._pybind_state.OrtValue.from_dlpack
-  PyObject* c_device = nullptr;       // onnxruntime.capi._pybind_state.OrtDevice
-  PyObject* c_vector = nullptr;       // onnxruntime.capi._pybind_state.OrtValueVector
   bool knows_bool = false;            // capsules carry kDLBool both ways (onnxruntime >= 1.32)
 };
 
@@ -29,8 +27,6 @@ const OrtValueApi& api() {
     OrtValueApi r;
     r.ortvalue_type = module_attribute("onnxruntime", "OrtValue");
     r.c_from_dlpack = nb::object(nb::handle(module_attribute(kC, "OrtValue")).attr("from_dlpack")).release().ptr();
-    r.c_device = module_attribute(kC, "OrtDevice");
-    r.c_vector = module_attribute(kC, "OrtValueVector");
     // The ORT in the process is the onnxruntime wheel's (one ORT per process): its C API version is its minor one.
     r.knows_bool = ort_runtime_api_version() >= 32;
     return r;
@@ -38,69 +34,7 @@ const OrtValueApi& api() {
   return a;
 }
 
-// The DLPack tensor of tensor_of_ortvalue: it owns a copy of the onnxruntime value (an OrtValueVector of one, which
-// shares the value's buffer: in onnxruntime <= 1.29 the values IOBinding.get_outputs() returns are freed with the
-// binding) and drops it, with the GIL, in its deleter.
-struct ValueExport {
-  DLManagedTensorVersioned managed{};
-  std::vector<int64_t> shape, strides;
-  PyObject* owner = nullptr;
-
-  static void deleter(DLManagedTensorVersioned* m) noexcept {
-    auto* self = static_cast<ValueExport*>(m->manager_ctx);
-    if (self->owner != nullptr && python_alive()) {  // at exit the interpreter frees it
-      const PyGILState_STATE gil = PyGILState_Ensure();
-      Py_DECREF(self->owner);
-      PyGILState_Release(gil);
-    }
-    delete self;
-  }
-};
-
 }  // namespace
-
-nb::object onnxruntime_device(const OrtMemoryInfo* memory) {
-  const py::OnnxruntimeDevice d = onnxruntime_device_fields(memory);
-  return nb::borrow(api().c_device)(d.device_type, d.memory_type, d.vendor_id, d.device_id);
-}
-
-Tensor tensor_of_ortvalue(nb::handle ortvalue, const OrtMemoryInfo* memory) {
-  if (py::onnxruntime_wraps(to_dlpack_device(memory).device_type)) {
-    return import_any(ortvalue, nb::none(), nb::none(), "an output");
-  }
-  nb::object value = ortvalue.attr("_ortvalue");
-  // With the value itself: onnxruntime >= 1.31 has it keep its session alive where the buffer needs it (WebGPU).
-  // onnxruntime 1.32 refuses a WebGPU value in a standalone OrtValueVector (the vector cannot keep that session
-  // alive); ortdlpack.run binds WebGPU memory from 1.30 on, whose get_outputs() values outlive the binding.
-  nb::object owner = nb::borrow(ortvalue);
-  if (to_dlpack_device(memory).device_type != kDLWebGPU) {
-    nb::object copy = nb::borrow(api().c_vector)();
-    copy.attr("push_back")(value);
-    owner = nb::make_tuple(copy, ortvalue);
-  }
-  auto* e = new ValueExport();
-  DLManagedTensorVersioned* m = &e->managed;
-  m->version = DLPackVersion{DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION};
-  m->manager_ctx = e;
-  m->deleter = &ValueExport::deleter;
-  try {
-    e->shape = nb::cast<std::vector<int64_t>>(value.attr("shape")());
-    e->strides.assign(e->shape.size(), 1);
-    for (size_t i = e->shape.size(); i-- > 1;) e->strides[i - 1] = e->strides[i] * std::max<int64_t>(e->shape[i], 1);
-    DLTensor& t = m->dl_tensor;
-    t.data = reinterpret_cast<void*>(nb::cast<uintptr_t>(value.attr("data_ptr")()));
-    t.device = to_dlpack_device(memory);
-    t.ndim = static_cast<int32_t>(e->shape.size());
-    t.dtype = to_dlpack_dtype(static_cast<ONNXTensorElementDataType>(nb::cast<int>(value.attr("element_type")())));
-    t.shape = e->shape.data();
-    t.strides = e->strides.data();
-  } catch (...) {
-    delete e;  // owner not taken yet
-    throw;
-  }
-  e->owner = owner.release().ptr();
-  return import_owned(m, CopyMode::kNever, Target::anywhere());
-}
 
 bool is_ortvalue(nb::handle x) {
   return PyObject_TypeCheck(x.ptr(), reinterpret_cast<PyTypeObject*>(api().ortvalue_type)) != 0;

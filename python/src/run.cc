@@ -1,8 +1,8 @@
 // ortdlpack.run and ortdlpack.InferenceSession's run() and bind(): a user's own onnxruntime.InferenceSession run on
-// DLPack tensors and on every value onnxruntime's run takes. The core plans the run (py::session_info from the
-// session's NodeArgs, run_plan.h), keeps one planner per C session, and hands each plan to onnxruntime through
-// onnxruntime_runs.cc (its run, or its IOBinding). Failures of onnxruntime keep their class (raise_onnxruntime_error),
-// and a run an EP failed falls back as onnxruntime's does.
+// DLPack tensors and on every value onnxruntime's run takes. The core's Session borrows the session's own OrtSession
+// (one PyBorrowedSession per C session), plans each run (session_adapter.h) and executes every plan of tensors, bind()
+// included (a core Binding); a plan of values goes to onnxruntime's run (onnxruntime_runs.cc). Failures of
+// onnxruntime keep their class (raise_onnxruntime_error), and a run an EP failed falls back as onnxruntime's does.
 #include <climits>
 #include <memory>
 #include <optional>
@@ -14,7 +14,8 @@
 #include <nanobind/stl/vector.h>
 
 #include "binding.h"
-#include "planner.h"
+#include "borrowed_session.h"
+#include "session_adapter.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -23,44 +24,6 @@ namespace {
 constexpr const char* kRunOrder =
     " (ortdlpack's order is run([session,] feeds, output_names=None, *, outputs=None, "
     "device=None), not onnxruntime's run(output_names, input_feed))";
-
-using py::IoDeclaration;
-
-// The declarations of an InferenceSession's inputs or outputs (NodeArg: name, type, shape; OrtMemoryInfo fields).
-std::vector<IoDeclaration> declarations(nb::handle args, nb::handle memories) {
-  std::vector<IoDeclaration> out;
-  size_t i = 0;
-  for (nb::handle arg : args) {
-    IoDeclaration d;
-    d.name = nb::cast<std::string>(arg.attr("name"));
-    d.type = nb::cast<std::string>(arg.attr("type"));
-    nb::object shape = arg.attr("shape");
-    if (PyList_Check(shape.ptr()) || PyTuple_Check(shape.ptr())) {
-      d.shape.emplace();
-      for (nb::handle dim : shape) {
-        const bool fixed = PyLong_Check(dim.ptr());
-        d.shape->push_back(fixed ? nb::cast<int64_t>(dim) : -1);
-        d.dim_names.push_back(!fixed && PyUnicode_Check(dim.ptr()) ? nb::cast<std::string>(dim) : "");
-      }
-    }
-    if (!memories.is_none()) {
-      nb::handle m = memories[i];
-      IoDeclaration::Memory mem;
-      mem.name = nb::cast<std::string>(m.attr("name"));
-      mem.device_id = nb::cast<int>(m.attr("device_id"));
-      mem.mem_type = static_cast<OrtMemType>(nb::cast<int>(nb::int_(m.attr("mem_type"))));
-      mem.allocator_type = static_cast<OrtAllocatorType>(nb::cast<int>(nb::int_(m.attr("allocator_type"))));
-      if (has_attribute(m, "device_mem_type")) {
-        mem.device_mem_type = static_cast<OrtDeviceMemoryType>(nb::cast<int>(nb::int_(m.attr("device_mem_type"))));
-      }
-      if (has_attribute(m, "device_vendor_id")) mem.vendor_id = nb::cast<uint32_t>(m.attr("device_vendor_id"));
-      d.memory = std::move(mem);
-    }
-    out.push_back(std::move(d));
-    ++i;
-  }
-  return out;
-}
 
 // c_session.<attribute>, or None where this onnxruntime has no such attribute or the session cannot tell.
 nb::object optional_attribute(nb::handle c_session, const char* attribute) {
@@ -73,9 +36,9 @@ nb::object optional_attribute(nb::handle c_session, const char* attribute) {
   }
 }
 
-// The InferenceSession's C session (its _sess), read once per run: everything the planner knows comes from that one
-// object, never from the Python session's cached attributes, which set_providers() on another thread replaces one
-// by one (a run then sees the old session or the new one whole). None while set_providers() re-creates it, as
+// The InferenceSession's C session (its _sess), read once per run: everything ortdlpack knows of a session comes from
+// that one object, never from the Python session's cached attributes, which set_providers() on another thread replaces
+// one by one (a run then sees the old session or the new one whole). None while set_providers() re-creates it, as
 // onnxruntime's own run sees it then: its class (AttributeError), saying what happened.
 nb::object c_session_of(nb::handle session) {
   nb::object c = session.attr("_sess");
@@ -87,34 +50,77 @@ nb::object c_session_of(nb::handle session) {
   return c;
 }
 
+// The provider names and options of a C session (get_providers(), get_provider_options()).
+std::vector<Provider> providers_of(nb::handle c) {
+  std::vector<Provider> providers;
+  const nb::object options = optional_attribute(c, "get_provider_options");
+  const nb::object all = options.is_none() ? nb::object(nb::dict()) : nb::object(options());
+  for (nb::handle name : c.attr("get_providers")()) {
+    Provider p{nb::cast<std::string>(name), {}};
+    PyObject* options_of = PyDict_Check(all.ptr()) ? PyDict_GetItemWithError(all.ptr(), name.ptr()) : nullptr;
+    if (options_of == nullptr && PyErr_Occurred()) throw nb::python_error();
+    if (options_of != nullptr && PyDict_Check(options_of)) {
+      for (auto [key, value] : nb::borrow<nb::dict>(options_of)) {
+        p.options.emplace_back(nb::cast<std::string>(nb::str(key)), nb::cast<std::string>(nb::str(value)));
+      }
+    }
+    providers.push_back(std::move(p));
+  }
+  return providers;
+}
+
+// The names of NodeArgs, in order.
+std::vector<std::string> names_of(nb::handle args) {
+  std::vector<std::string> names;
+  for (nb::handle arg : args) names.push_back(nb::cast<std::string>(arg.attr("name")));
+  return names;
+}
+
+bool same_names(const std::vector<IoInfo>& ios, const std::vector<std::string>& names) {
+  if (ios.size() != names.size()) return false;
+  for (size_t i = 0; i < ios.size(); ++i) {
+    if (ios[i].name != names[i]) return false;
+  }
+  return true;
+}
+
 }  // namespace
 
-PyPlanner::PyPlanner(nb::handle c)
-    : c_session(nb::borrow(c)),
-      info(py::session_info(
-          declarations(c.attr("inputs_meta"), optional_attribute(c, "input_meminfos")),
-          declarations(c.attr("outputs_meta"), optional_attribute(c, "output_meminfos")),
-          declarations(has_attribute(c, "overridable_initializers") ? nb::object(c.attr("overridable_initializers"))
-                                                                    : nb::object(nb::list()),
-                       nb::none()),
-          nb::cast<std::vector<std::string>>(c.attr("get_providers")()))),
-      host_outputs(py::host_outputs(info)),
-      run(c_session.attr("run")) {
+PyBorrowedSession::PyBorrowedSession(nb::handle c) : c_session(nb::borrow(c)), run(c_session.attr("run")) {
+  OrtSession* session = onnxruntime_session(c);
+  if (session == nullptr) {
+    throw Error(ErrorKind::kUnsupported,
+                "ortdlpack: this onnxruntime (" +
+                    nb::cast<std::string>(nb::module_::import_("onnxruntime").attr("__version__")) +
+                    ") does not hand out the ORT session behind its InferenceSession as ortdlpack knows it "
+                    "(onnxruntime 1.23 to 1.32): run it with onnxruntime's own run, or use ortdlpack.Session");
+  }
   nb::object capture = optional_attribute(c_session, "is_webgpu_graph_capture_enabled");
   if (!capture.is_none()) capture = capture();
   graph_capture = !capture.is_none() && nb::cast<bool>(capture);
-  for (const IoInfo& io : info.outputs()) all_outputs.append(nb::str(io.name.c_str()));
+  // Outputs the session allocates keep its C session alive (their EP's allocator may not outlive it: WebGPU).
+  core = std::make_unique<Session>(session, BorrowedSession{{}, providers_of(c), python_reference(c), graph_capture});
+  // The same session as onnxruntime's Python sees (a check of what the layout gave, at no cost per run).
+  if (!same_names(core->inputs(), names_of(c.attr("inputs_meta"))) ||
+      !same_names(core->outputs(), names_of(c.attr("outputs_meta")))) {
+    throw Error(ErrorKind::kRuntime,
+                "ortdlpack: the ORT session behind this InferenceSession has other inputs or "
+                "outputs than the InferenceSession reports");
+  }
+  host_outputs = py::host_outputs(session_info(*core));
+  for (const IoInfo& io : core->outputs()) all_outputs.append(nb::str(io.name.c_str()));
 }
 
 namespace {
 
-// --- planners ----------------------------------------------------------------------------------------------------
+// --- borrowed sessions
+// ----------------------------------------------------------------------------------------------------
 
-// The planners of the InferenceSessions ortdlpack has run, by id(session): (weak reference, planner), an entry
-// removed with its session (the weak reference's callback). A dict lookup by id costs a fraction of a
-// WeakKeyDictionary's, which makes a weak reference on every call. Process lifetime (never destroyed: it may hold
-// planners at interpreter exit).
-PyObject* planners() {
+// The borrowed sessions of the InferenceSessions ortdlpack has run, by id(session): (weak reference, borrowed
+// session), an entry removed with its session (the weak reference's callback). A dict lookup by id costs a fraction
+// of a WeakKeyDictionary's, which makes a weak reference on every call. Process lifetime (never destroyed: it may
+// hold sessions at interpreter exit).
+PyObject* borrowed_sessions() {
   static PyObject* const dict = PyDict_New();
   return dict;
 }
@@ -124,13 +130,13 @@ PyTypeObject* inference_session_type() {
   return type;
 }
 
-// The planner of `session`'s current C session, made once per C session.
-nb::object planner_of(nb::handle session) {
+// The borrowed session of `session`'s current C session, made once per C session.
+nb::object borrowed_session_of(nb::handle session) {
   const nb::object key = nb::steal(PyLong_FromVoidPtr(session.ptr()));
-  if (PyObject* entry = PyDict_GetItemWithError(planners(), key.ptr())) {  // borrowed
+  if (PyObject* entry = PyDict_GetItemWithError(borrowed_sessions(), key.ptr())) {  // borrowed
     if (PyWeakref_GetObject(NB_TUPLE_GET_ITEM(entry, 0)) == session.ptr()) {
-      nb::handle planner = NB_TUPLE_GET_ITEM(entry, 1);
-      if (nb::cast<PyPlanner&>(planner).c_session.is(c_session_of(session))) return nb::borrow(planner);
+      nb::handle borrowed = NB_TUPLE_GET_ITEM(entry, 1);
+      if (nb::cast<PyBorrowedSession&>(borrowed).c_session.is(c_session_of(session))) return nb::borrow(borrowed);
     }
   } else if (PyErr_Occurred()) {
     throw nb::python_error();
@@ -140,17 +146,19 @@ nb::object planner_of(nb::handle session) {
         (std::string("ortdlpack.run: session must be an onnxruntime.InferenceSession, not ") + type_name(session.ptr()))
             .c_str());
   }
-  nb::object planner = nb::cast(PyPlanner(c_session_of(session)), nb::rv_policy::move);
+  nb::object borrowed = nb::cast(PyBorrowedSession(c_session_of(session)), nb::rv_policy::move);
   const nb::object forget = nb::cpp_function([key](nb::handle) {
-    if (PyDict_DelItem(planners(), key.ptr()) != 0) PyErr_Clear();  // replaced already by a session of that id
+    if (PyDict_DelItem(borrowed_sessions(), key.ptr()) != 0) PyErr_Clear();  // replaced already by one of that id
   });
   const nb::object ref = nb::steal(PyWeakref_NewRef(session.ptr(), forget.ptr()));
   if (!ref.is_valid()) {  // not weak-referenceable: no cache
     PyErr_Clear();
-    return planner;
+    return borrowed;
   }
-  if (PyDict_SetItem(planners(), key.ptr(), nb::make_tuple(ref, planner).ptr()) != 0) throw nb::python_error();
-  return planner;
+  if (PyDict_SetItem(borrowed_sessions(), key.ptr(), nb::make_tuple(ref, borrowed).ptr()) != 0) {
+    throw nb::python_error();
+  }
+  return borrowed;
 }
 
 void check_run_options(nb::handle run_options) {
@@ -166,22 +174,44 @@ struct RunCall {
   const char* hint;
 };
 
-// Converts, plans and runs one call on the session's current C session. The caller's numpy arrays go to
-// onnxruntime's run as they are when that is where the run goes (host outputs, no destination, no placement).
+// Converts, plans and runs one call on the session's current C session: the core executes a plan of tensors,
+// onnxruntime's run one of values. The caller's numpy arrays go to onnxruntime's run as they are when that is where
+// the run goes (host outputs, no destination, no placement).
 nb::object run_once(nb::handle session, const RunCall& c) {
-  const nb::object planner = planner_of(session);
-  PyPlanner& p = nb::cast<PyPlanner&>(planner);
-  const bool arrays_as_they_are = p.host_outputs && c.outputs.is_none() && c.device.is_none();
+  const nb::object borrowed = borrowed_session_of(session);
+  PyBorrowedSession& s = nb::cast<PyBorrowedSession&>(borrowed);
+  const SessionInfo& info = session_info(*s.core);
+  const bool arrays_as_they_are = s.host_outputs && c.outputs.is_none() && c.device.is_none();
   Request r;
-  convert(r, p.info.inputs(), p.info.initializers(), c.feeds, c.feeds_argument, c.hint, c.output_names, c.outputs,
-          c.device, c.output_type, c.none_means,
-          arrays_as_they_are ? Values::kOnnxruntimeTakes : Values::kNoDlpackForm);
-  r.plan = plan_run(p.info, r.feeds, r.names, r.options, r.value_names);
+  convert(r, info.inputs(), info.initializers(), c.feeds, c.feeds_argument, c.hint, c.output_names, c.outputs, c.device,
+          c.output_type, c.none_means, arrays_as_they_are ? Values::kOnnxruntimeTakes : Values::kNoDlpackForm);
+  r.plan = plan_run(info, r.feeds, r.names, r.options, r.value_names);
   for (const RunPlan::Output& out : r.plan.outputs) {
     if (out.io->has_dlpack_form()) check_framework_holds(r.type, out.io->element_type);  // before ORT runs
   }
-  if (py::runs_with_values(r.plan)) return run_with_values(p, r, session, c.feeds, c.run_options);
-  return run_with_binding(p, r, session, c.run_options);
+  if (py::runs_with_values(r.plan)) return run_with_values(s, r, session, c.feeds, c.run_options);
+  const OrtRunOptions* options =
+      c.run_options.is_none() ? nullptr : onnxruntime_run_options(c.run_options, "run_options");
+  std::vector<Tensor> outputs;
+  {
+    nb::gil_scoped_release release;
+    outputs = run_planned(*s.core, r.plan, options);
+  }
+  return to_frameworks(outputs, r.type);
+}
+
+// Whether the session falls back to other providers when an EP fails a run (onnxruntime's _enable_fallback).
+bool falls_back(nb::handle session) {
+  return has_attribute(session, "_enable_fallback") && nb::cast<bool>(session.attr("_enable_fallback"));
+}
+
+// What onnxruntime's run does when an EP failed it: prints why, re-creates the session on the fallback providers.
+void fall_back(nb::handle session, const std::string& why) {
+  const nb::object fallback = session.attr("_fallback_providers");
+  nb::print(("EP Error: " + why + " using " + nb::cast<std::string>(nb::str(session.attr("_providers")))).c_str());
+  nb::print(("Falling back to " + nb::cast<std::string>(nb::str(fallback)) + " and retrying.").c_str());
+  session.attr("set_providers")(fallback);
+  session.attr("disable_fallback")();
 }
 
 // A run of the session: run_once, and once more on the fallback providers when an EP failed and the session falls
@@ -192,18 +222,12 @@ nb::object run_session(nb::handle session, const RunCall& c) {
   for (bool retried = false;; retried = true) {
     try {
       return run_once(session, c);
-    } catch (nb::python_error& e) {
-      if (retried || !is_onnxruntime_error(e.type(), ORT_EP_FAIL) || !has_attribute(session, "_enable_fallback") ||
-          !nb::cast<bool>(session.attr("_enable_fallback"))) {
-        raise_onnxruntime_error(e);
-      }
-      const nb::object fallback = session.attr("_fallback_providers");
-      nb::print(("EP Error: " + nb::cast<std::string>(nb::str(e.value())) + " using " +
-                 nb::cast<std::string>(nb::str(session.attr("_providers"))))
-                    .c_str());
-      nb::print(("Falling back to " + nb::cast<std::string>(nb::str(fallback)) + " and retrying.").c_str());
-      session.attr("set_providers")(fallback);
-      session.attr("disable_fallback")();
+    } catch (nb::python_error& e) {  // onnxruntime's run
+      if (retried || !is_onnxruntime_error(e.type(), ORT_EP_FAIL) || !falls_back(session)) raise_onnxruntime_error(e);
+      fall_back(session, nb::cast<std::string>(nb::str(e.value())));
+    } catch (const Error& e) {  // the core's
+      if (retried || e.ort_code() != ORT_EP_FAIL || !falls_back(session)) throw;
+      fall_back(session, e.what());
     }
   }
 }
@@ -237,84 +261,29 @@ nb::object inference_session_run(nb::handle session, nb::handle output_names, nb
 
 // --- InferenceSession.bind ---------------------------------------------------------------------------------------
 
-// A run of an InferenceSession planned and bound once: every run() reruns it on the same tensors into the same
-// outputs (after the first run, the outputs ORT allocated are bound as destinations at fixed addresses).
-struct PyBoundRun {
-  nb::object session;
-  nb::object planner;  // keeps the SessionInfo the plan points into
-  Request r;
-  nb::object binding;  // an onnxruntime.IOBinding, bound once
-  nb::object outputs;  // a list, after the first run
-
-  template <class F>
-  void references(F f) {  // (Gc: a BoundRun stored on its own session is a cycle)
-    f(session);
-    f(planner);
-    r.references(f);
-    f(binding);
-    f(outputs);
-  }
-};
-
+// A run planned and bound once by the core (Session::bind) on the session's own OrtSession: a Binding, as
+// ortdlpack.Session.bind returns; it keeps the borrowed session (and so the OrtSession) alive.
 nb::object bind_inference_session(nb::handle session, nb::handle feeds, nb::handle output_names, nb::handle outputs,
                                   nb::handle device, nb::handle output_type) {
-  nb::object planner = planner_of(session);
-  PyPlanner& p = nb::cast<PyPlanner&>(planner);
-  PyBoundRun b{nb::borrow(session), planner, Request(), nb::object(), nb::object()};
-  convert(b.r, p.info.inputs(), p.info.initializers(), feeds, "feeds", "", output_names, outputs, device, output_type,
+  nb::object borrowed = borrowed_session_of(session);
+  PyBorrowedSession& s = nb::cast<PyBorrowedSession&>(borrowed);
+  const SessionInfo& info = session_info(*s.core);
+  Request r;
+  convert(r, info.inputs(), info.initializers(), feeds, "feeds", "", output_names, outputs, device, output_type,
           OutputType::kLikeFeeds, Values::kNone);
-  b.r.plan = plan_run(p.info, b.r.feeds, b.r.names, b.r.options);
-  for (const RunPlan::Output& out : b.r.plan.outputs) {
-    if (!out.io->has_dlpack_form()) {
-      throw Error(ErrorKind::kUnsupported, "bind: output '" + out.io->name + "' is " + out.io->onnx_type +
-                                               ", which has no DLPack form: request the tensor outputs by name");
-    }
+  Binding b;
+  {
+    nb::gil_scoped_release release;
+    b = s.core->bind(r.feeds, r.names, r.options);
   }
-  b.binding = session.attr("io_binding")();
-  bind(b.r.plan, b.binding);
-  return nb::cast(std::move(b), nb::rv_policy::move);
-}
-
-nb::object run_bound_run(PyBoundRun& b, nb::handle run_options) {
-  if (!b.session.is_valid()) cleared("BoundRun");
-  check_run_options(run_options);
-  try {
-    if (b.outputs.is_valid()) {
-      run_bound(b.r.plan, b.session, b.binding, run_options);
-    } else {
-      std::vector<Tensor> tensors = run_bound(b.r.plan, b.session, b.binding, run_options);
-      // From now on the outputs are destinations, at fixed addresses, written in place by every run.
-      for (size_t k = 0; k < tensors.size(); ++k) b.r.plan.outputs[k].destination = tensors[k];
-      b.binding.attr("clear_binding_outputs")();
-      bind(RunPlan{{}, b.r.plan.outputs, {}}, b.binding);
-      b.outputs = to_frameworks(as_requested(b.r.plan, std::move(tensors)), b.r.type);
-    }
-  } catch (nb::python_error& e) {
-    raise_onnxruntime_error(e);
-  }
-  return nb::steal(PyList_GetSlice(b.outputs.ptr(), 0, PY_SSIZE_T_MAX));  // the caller's list, the same objects
+  return make_binding(std::move(b), borrowed, r.type);
 }
 
 }  // namespace
 
 void bind_run(nb::module_& m) {
-  nb::class_<PyPlanner>(m, "_Planner", nb::type_slots(Gc<PyPlanner>::slots),
-                        "The core's SessionInfo of an onnxruntime.InferenceSession.");
-  nb::class_<PyBoundRun>(m, "BoundRun", nb::type_slots(Gc<PyBoundRun>::slots),
-                         "A run of an InferenceSession planned and bound once (InferenceSession.bind): every run() "
-                         "reruns it on the same feed tensors into the same outputs.")
-      .def("run", &run_bound_run, nb::arg("run_options") = nb::none(),
-           nb::sig("def run(self, run_options: object | None = None) -> list"),
-           "Runs the session and returns the outputs: the same objects every run, written in place. run_options: an "
-           "onnxruntime.RunOptions for this run.")
-      .def_prop_ro("output_names", [](const PyBoundRun& b) {
-        std::vector<std::string> names;
-        for (const RunPlan::Output& out : b.r.plan.outputs) names.push_back(out.io->name);
-        if (b.r.plan.returned.empty()) return names;
-        std::vector<std::string> named;
-        for (size_t k : b.r.plan.returned) named.push_back(names[k]);
-        return named;
-      });
+  nb::class_<PyBorrowedSession>(m, "_BorrowedSession", nb::type_slots(Gc<PyBorrowedSession>::slots),
+                                "The core's Session over the OrtSession of an onnxruntime.InferenceSession.");
   // ortdlpack.InferenceSession.run itself: a method (it binds to the session), no Python frame around it.
   m.attr("_inference_session_run") = nb::cpp_function(
       &inference_session_run, nb::is_method(), nb::name("run"), nb::arg("output_names").none(),

@@ -130,18 +130,18 @@ struct PyModelMetadata {
   }
 };
 
-// A Binding (bind once, run many) and what its Python side keeps: the session's Python object (its SessionOptions
-// and, through the core, the session), the type its outputs are made as, and those outputs once made: the same
-// objects every run, as the Binding's outputs are the same tensors.
+// A Binding (bind once, run many) and what its Python side keeps: what owns the session (an ortdlpack.Session: its
+// SessionOptions; an InferenceSession's borrowed session: its C session), the type its outputs are made as, and
+// those outputs once made: the same objects every run, as the Binding's outputs are the same tensors.
 struct PyBinding {
   Binding core;
-  nb::object session;
+  nb::object owner;
   OutputFramework type;
   nb::object outputs;  // a list, after the first run
 
   template <class F>
   void references(F f) {  // (Gc: a Binding stored on its own session's subclass is a cycle)
-    f(session);
+    f(owner);
     f(outputs);
   }
 };
@@ -157,7 +157,7 @@ nb::object bind_session_run(nb::handle session, nb::handle feeds, nb::handle out
     nb::gil_scoped_release release;
     b = self.core->bind(r.feeds, r.names, r.options);
   }
-  return nb::cast(PyBinding{std::move(b), nb::borrow(session), r.type, nb::object()}, nb::rv_policy::move);
+  return make_binding(std::move(b), session, r.type);
 }
 
 nb::object run_binding(PyBinding& self, nb::handle run_options) {
@@ -224,6 +224,19 @@ nb::object run_session(PySession& self, nb::handle a, nb::handle b, nb::handle c
 
 }  // namespace
 
+std::shared_ptr<const void> python_reference(nb::handle obj) {
+  return std::shared_ptr<const void>(obj.inc_ref().ptr(), [](const void* p) noexcept {
+    if (!python_alive()) return;
+    const PyGILState_STATE gil = PyGILState_Ensure();
+    Py_DECREF(static_cast<PyObject*>(const_cast<void*>(p)));
+    PyGILState_Release(gil);
+  });
+}
+
+nb::object make_binding(Binding b, nb::handle owner, const OutputFramework& type) {
+  return nb::cast(PyBinding{std::move(b), nb::borrow(owner), type, nb::object()}, nb::rv_policy::move);
+}
+
 Session& core_session(nb::handle session) {
   if (!nb::isinstance<PySession>(session)) {
     throw nb::type_error(("expected an ortdlpack.Session, not " + type_name(session.ptr())).c_str());
@@ -257,8 +270,8 @@ void bind_session(nb::module_& m) {
       .def_prop_ro("custom_metadata_map", &PyModelMetadata::custom_metadata_map,
                    nb::sig("def custom_metadata_map(self) -> dict"));
   nb::class_<PyBinding>(m, "Binding", nb::type_slots(Gc<PyBinding>::slots),
-                        "A run planned and bound once (Session.bind): every run() reruns the session on the same "
-                        "feed tensors into the same outputs (ortdlpack::Binding).")
+                        "A run planned and bound once (Session.bind, InferenceSession.bind): every run() reruns the "
+                        "session on the same feed tensors into the same outputs (ortdlpack::Binding).")
       .def("run", &run_binding, nb::arg("run_options") = nb::none(),
            nb::sig("def run(self, run_options: object | None = None) -> list"),
            "Runs the session and returns the outputs: the same objects every run, written in place. run_options: an "

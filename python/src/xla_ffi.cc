@@ -4,17 +4,16 @@
 // byte is copied and nothing crosses into Python. The output shapes XLA allocated are those ShapeRules derived at
 // trace time; the core checks them again against the model before ORT runs.
 //
-// On CUDA, XLA's buffers are ordered by its stream: ortdlpack's stream of the device first waits for what XLA queued
-// (adopt_caller_work), the session runs, then XLA's stream waits for the outputs (order_for_consumer), as for any
-// DLPack exchange with a stream (docs/streams.md).
+// On CUDA, XLA's buffers are ordered by its stream, the run's caller's stream (RunOptions::stream): the core has
+// the run wait for what XLA queued there and XLA's later work wait for the outputs (docs/streams.md rule 6).
 #include <xla/ffi/api/ffi.h>
 
 #include <exception>
+#include <optional>
 #include <string>
 #include <vector>
 
 #include "binding.h"
-#include "stream_order.h"
 
 namespace ffi = xla::ffi;
 
@@ -93,7 +92,7 @@ Tensor import_buffer(const ffi::AnyBuffer& buffer, DLDevice device, bool read_on
 
 // Runs compiled session `id` on XLA's buffers. `stream`: XLA's stream on a device with one (nullopt on the host).
 ffi::Error run(uint64_t id, ffi::RemainingArgs args, ffi::RemainingRets rets, DLDevice device,
-               const CallerStream* stream) {
+               std::optional<uintptr_t> stream) {
   try {
     const std::shared_ptr<const CompiledSession> entry = compiled_session(id);
     Session& session = entry->session;
@@ -107,6 +106,7 @@ ffi::Error run(uint64_t id, ffi::RemainingArgs args, ffi::RemainingRets rets, DL
     std::vector<BufferView> views(args.size() + rets.size());  // outlive the Tensors below
     Feeds feeds;
     RunOptions options;
+    options.stream = stream;
     for (size_t i = 0; i < args.size(); ++i) {
       const ffi::ErrorOr<ffi::AnyBuffer> b = args.get<ffi::AnyBuffer>(i);
       if (b.has_error()) return b.error();
@@ -118,11 +118,7 @@ ffi::Error run(uint64_t id, ffi::RemainingArgs args, ffi::RemainingRets rets, DL
       options.destinations.emplace_back(session.outputs()[k].name,
                                         import_buffer(**b, device, false, views[args.size() + k]));
     }
-    if (stream != nullptr) adopt_caller_work(*stream);
-    const std::vector<Tensor> outputs = session.run(feeds, {}, options);
-    if (stream != nullptr) {
-      for (const Tensor& t : outputs) order_for_consumer(t, static_cast<int64_t>(stream->handle));
-    }
+    session.run(feeds, {}, options);
     return ffi::Error::Success();
   } catch (const Error& e) {
     return ffi::Error(e.kind() == ErrorKind::kRuntime ? ffi::ErrorCode::kInternal : ffi::ErrorCode::kInvalidArgument,
@@ -133,17 +129,11 @@ ffi::Error run(uint64_t id, ffi::RemainingArgs args, ffi::RemainingRets rets, DL
 }
 
 ffi::Error run_on_host(uint64_t id, ffi::RemainingArgs args, ffi::RemainingRets rets) {
-  return run(id, args, rets, DLDevice{kDLCPU, 0}, nullptr);
+  return run(id, args, rets, DLDevice{kDLCPU, 0}, std::nullopt);
 }
 
 ffi::Error run_on_cuda(void* stream, int32_t ordinal, uint64_t id, ffi::RemainingArgs args, ffi::RemainingRets rets) {
-  try {
-    const DLDevice device{kDLCUDA, ordinal};
-    const CallerStream s{memory_info(device), reinterpret_cast<uintptr_t>(stream), false};
-    return run(id, args, rets, device, &s);
-  } catch (const std::exception& e) {
-    return ffi::Error::Internal(e.what());
-  }
+  return run(id, args, rets, DLDevice{kDLCUDA, ordinal}, reinterpret_cast<uintptr_t>(stream));
 }
 
 XLA_FFI_DEFINE_HANDLER_SYMBOL(ortdlpack_run_host, run_on_host,

@@ -10,6 +10,7 @@
 #include "onnxruntime_sessions.h"
 #include "placement_rules.h"
 #include "run_plan.h"
+#include "session_adapter.h"
 #include "support.h"
 #include "virtual_device_env.h"
 
@@ -107,8 +108,6 @@ TEST_F(RunPlanTest, OutputsReadOnTheHostAreInHostMemory) {
 }
 
 TEST_F(RunPlanTest, ASessionWritesTheMemoryOfItsEpDevices) {
-  const SessionInfo from_declarations = py::session_info({}, {}, {}, {});
-  EXPECT_TRUE(from_declarations.inputs().empty());
   const SessionInfo cpu_only(add_.get());
   const SessionInfo with_ep(add_.get(), vd.devices);
   const IoInfo& y = with_ep.outputs()[0];
@@ -151,19 +150,30 @@ TEST_F(RunPlanTest, OutputsAreAllocatedOnlyInMemoryTheSessionAllocates) {
   EXPECT_EQ(static_cast<const float*>(y.data())[3], 2 * (0.25f + 3));
 }
 
-py::IoDeclaration declared(const char* name, std::vector<std::string> dims, const char* type = "tensor(float)") {
-  py::IoDeclaration d;
-  d.name = name;
-  d.type = type;
-  d.shape = std::vector<int64_t>(dims.size(), -1);
-  d.dim_names = std::move(dims);
-  return d;
+// An input or output as a model declares it: an ONNX type, dynamic dimensions by name ("": unnamed).
+IoInfo declared(const char* name, std::vector<std::string> dims, const char* type = "tensor(float)") {
+  IoInfo io;
+  io.name = name;
+  io.onnx_type = type;
+  const std::string t = type;
+  io.is_tensor = t.compare(0, 7, "tensor(") == 0;
+  if (!io.is_tensor) return io;
+  io.element_type = dtype_from_onnx_name(t.substr(7, t.size() - 8));
+  io.has_shape = !dims.empty();
+  io.shape.assign(dims.size(), -1);
+  io.dim_names = std::move(dims);
+  return io;
+}
+
+SessionInfo info_of(std::vector<IoInfo> inputs, std::vector<IoInfo> outputs, std::vector<IoInfo> initializers = {},
+                    const std::vector<const OrtEpDevice*>& ep_devices = {}) {
+  return SessionInfo(std::move(inputs), std::move(outputs), std::move(initializers), ep_devices, {});
 }
 
 TEST_F(RunPlanTest, ASymbolicDimensionIsALabelNotAConstraint) {
   // As ORT reads a model: Paddle2ONNX names both spatial dims of an OCR model "?", which ORT runs at 48x192.
-  const SessionInfo info = py::session_info({declared("x", {"?", "?"}), declared("y", {"N"})},
-                                            {declared("c", {"N"}), declared("d", {"K"})}, {}, {});
+  const SessionInfo info =
+      info_of({declared("x", {"?", "?"}), declared("y", {"N"})}, {declared("c", {"N"}), declared("d", {"K"})});
   RunOptions into;
   into.destinations = {{"c", host_iota(4)}, {"d", host_iota(5)}};
   const RunPlan plan =
@@ -192,8 +202,8 @@ TEST_F(RunPlanTest, ChecksOrtMakesTooCarryOrtsCode) {
 }
 
 TEST_F(RunPlanTest, OptionalInputsAndOverridableInitializersNeedNoFeed) {
-  const SessionInfo info = py::session_info({declared("x", {"N"}), declared("o", {}, "optional(tensor(float))")},
-                                            {declared("y", {"N"})}, {declared("w", {"N"})}, {});
+  const SessionInfo info = info_of({declared("x", {"N"}), declared("o", {}, "optional(tensor(float))")},
+                                   {declared("y", {"N"})}, {declared("w", {"N"})});
   EXPECT_EQ(plan_run(info, {{"x", host_iota(3)}}, {}, {}).inputs.size(), 1u);
   const RunPlan plan = plan_run(info, {{"x", host_iota(3)}, {"w", host_iota(2)}}, {}, {});
   ASSERT_EQ(plan.inputs.size(), 2u);
@@ -203,9 +213,9 @@ TEST_F(RunPlanTest, OptionalInputsAndOverridableInitializersNeedNoFeed) {
 }
 
 TEST_F(RunPlanTest, AValueRunReturnsItsOutputsInHostMemory) {
-  const SessionInfo info = py::session_info({declared("s", {}, "seq(tensor(float))"), declared("x", {"N"})},
-                                            {declared("y", {"N"}), declared("m", {}, "map(int64,tensor(float))")}, {},
-                                            {ORTDLPACK_VD_EP_NAME});
+  const SessionInfo info =
+      info_of({declared("s", {}, "seq(tensor(float))"), declared("x", {"N"})},
+              {declared("y", {"N"}), declared("m", {}, "map(int64,tensor(float))")}, {}, vd.devices);
   const RunPlan plan = plan_run(info, {{"x", host_iota(3)}}, {}, {}, {"s"});
   EXPECT_TRUE(plan.needs_values());
   ASSERT_EQ(plan.values.size(), 1u);
@@ -238,6 +248,56 @@ TEST_F(RunPlanTest, AnOutputOverAFeedsMemoryIsCopied) {
   std::vector<Tensor> separate{other};
   unalias(plan, separate);
   EXPECT_EQ(separate[0].data(), other.data());
+}
+
+// A session another API created (onnxruntime's InferenceSession) is borrowed with what its creator knows: the EPs it
+// runs on by name give it their devices' memory, and the binding runs plans through the session's own executor.
+TEST_F(RunPlanTest, ABorrowedSessionHasTheDevicesOfTheEpsItRunsOn) {
+  Session cpu(add_.get(), BorrowedSession{{}, {{"CPUExecutionProvider", {}}}, nullptr, false});
+  Session with_ep(add_.get(),
+                  BorrowedSession{{}, {{ORTDLPACK_VD_EP_NAME, {}}, {"CPUExecutionProvider", {}}}, nullptr, false});
+  EXPECT_FALSE(session_info(cpu).writes(session_info(cpu).outputs()[0], vd.memory(0)));
+  EXPECT_TRUE(session_info(with_ep).writes(session_info(with_ep).outputs()[0], vd.memory(1)));
+  EXPECT_EQ(with_ep.providers(), (std::vector<std::string>{ORTDLPACK_VD_EP_NAME, "CPUExecutionProvider"}));
+
+  const RunPlan plan = plan_run(session_info(cpu), {{"X", host_iota(8)}}, {}, {});
+  const std::vector<Tensor> y = run_planned(cpu, plan, nullptr);
+  ASSERT_EQ(y.size(), 1u);
+  EXPECT_EQ(static_cast<const float*>(y[0].data())[3], 2 * (0.25f + 3));
+  ExpectError(ErrorKind::kInvalidArgument,
+              [&] { run_planned(cpu, plan_run(session_info(cpu), {}, {}, {}, {"X"}), nullptr); },
+              {"input 'X' is fed a value, not a tensor"});
+}
+
+// A replay of a captured graph reads and writes the tensors of the run that captured it: every other run would get
+// another run's results, silently. So a session that captures graphs runs through one Binding per graph.
+TEST_F(RunPlanTest, ASessionThatCapturesGraphsRunsOneBindingPerGraph) {
+  Session s(add_.get(), BorrowedSession{{}, {}, nullptr, true});
+  ExpectError(ErrorKind::kInvalidArgument, [&] { s.run({{"X", host_iota(8)}}); },
+              {"replays captured device graphs", "bind() once", "gpu_graph_id to -1"});
+  const auto graph = [](const char* id) {
+    OrtRunOptions* raw = nullptr;
+    check(ort().CreateRunOptions(&raw));
+    check(ort().AddRunConfigEntry(raw, "gpu_graph_id", id));
+    return Owned<OrtRunOptions>(raw);
+  };
+  const Owned<OrtRunOptions> skip = graph("-1"), one = graph("1");
+  RunOptions skipping;
+  skipping.run_options = skip.get();
+  EXPECT_EQ(s.run({{"X", host_iota(8)}}, {}, skipping).size(), 1u);  // opted out of capture
+
+  Binding first = s.bind({{"X", host_iota(8)}});
+  first.run();  // graph 0
+  first.run();
+  Binding second = s.bind({{"X", host_iota(8)}});
+  ExpectError(ErrorKind::kInvalidArgument, [&] { second.run(); }, {"graph 0", "captured by another Binding"});
+  EXPECT_EQ(second.run(one.get()).size(), 1u);  // another graph
+  Binding moved = std::move(first);             // (the same Binding: its graph stays its own)
+  moved.run();
+  moved = Binding();  // released: graph 0 stays captured on its tensors, never replayed again
+  ExpectError(ErrorKind::kInvalidArgument, [&] { second.run(); }, {"graph 0", "(released since)"});
+  Binding third = s.bind({{"X", host_iota(8)}});
+  ExpectError(ErrorKind::kInvalidArgument, [&] { third.run(one.get()); }, {"graph 1", "or run that Binding"});
 }
 
 }  // namespace

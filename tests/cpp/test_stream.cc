@@ -336,6 +336,48 @@ TEST_F(StreamOrdering, SessionWithTheCallersStreamRunsAfterItsQueuedWork) {
   EXPECT_EQ(read(dst), iota(8, 1.0f));
 }
 
+// A caller's stream for one run (RunOptions::stream: XLA's stream in jax_function's handler), on a session that
+// has none of its own: the run comes after the caller's queued work as above, and the rest is refused.
+TEST_F(StreamOrdering, ARunWithTheCallersStreamRunsAfterItsQueuedWork) {
+  test::AsyncProducer caller(abi, 0);
+  const std::string model = test::identity_model_bytes(8);
+  SessionConfig config;
+  config.ep = "VirtualDeviceEP";
+  config.ep_options = {{"device_id", "0"}};
+  Session session(model.data(), model.size(), config);
+  const Tensor feed = device_tensor(0, 8);
+  const Tensor dst = device_tensor(0, 8);
+  for (int i = 0; i < 5; ++i) caller.write(dst, std::vector<float>(8, -7.0f));
+  caller.write(feed, iota(8, 1.0f));
+  RunOptions options;
+  options.destinations = {{"y", dst}};
+  options.stream = reinterpret_cast<uintptr_t>(caller.stream());
+  EXPECT_EQ(session.run({{"x", feed}}, {}, options)[0].data(), dst.data());
+  EXPECT_EQ(read(dst), iota(8, 1.0f));
+  caller.write(feed, iota(8, 2.0f));  // a Binding: the stream orders each of its runs
+  Binding bound = session.bind({{"x", feed}}, {}, options);
+  bound.run();
+  EXPECT_EQ(read(dst), iota(8, 2.0f));
+
+  const auto expect_invalid = [](const std::function<void()>& f, const char* fragment) {
+    try {
+      f();
+      ADD_FAILURE() << "no error for " << fragment;
+    } catch (const Error& e) {
+      EXPECT_EQ(e.kind(), ErrorKind::kInvalidArgument) << e.what();
+      EXPECT_NE(std::string(e.what()).find(fragment), std::string::npos) << e.what();
+    }
+  };
+  RunOptions on_host;
+  on_host.stream = options.stream;
+  expect_invalid([&] { session.run({{"x", test::host_iota(8)}}, {}, on_host); }, "no feed or destination");
+  config.stream = options.stream;
+  Session ordered(model.data(), model.size(), config);
+  expect_invalid([&] { ordered.run({{"x", feed}}, {}, options); }, "SessionConfig::stream, which orders every run");
+  options.stream = 0;  // a handle check_caller_stream refuses here
+  expect_invalid([&] { session.run({{"x", feed}}, {}, options); }, "0 is only CUDA's default stream");
+}
+
 TEST_F(StreamOrdering, SessionStreamsAreChecked) {
   const std::string model = test::identity_model_bytes(8);
   const auto expect_invalid = [&](SessionConfig config, const char* fragment) {

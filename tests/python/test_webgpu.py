@@ -5,6 +5,7 @@ with the virtual device are test_devices.py's `accel` tests."""
 
 from __future__ import annotations
 
+import gc
 import importlib.metadata
 import os
 import subprocess
@@ -165,3 +166,40 @@ def test_an_unknown_ep_name_says_which_package_was_looked_for():
     with pytest.raises(ValueError, match=r"no installed package onnxruntime-ep-nosuchep.*'webgpu'"):
         od.Session(_add_model(), ep="nosuchep")
 
+
+def test_a_session_that_captures_graphs_runs_one_binding_per_graph(webgpu):
+    # A replay of a captured graph reads and writes the buffers of the run that captured it, whatever a later run binds:
+    # a plain run, or a second Binding on the same graph, would silently get another run's results. onnxruntime's
+    # Python checks its own run and run_with_iobinding; the core's executor, which ortdlpack.run and bind() use on the
+    # session's own OrtSession, refuses the same (session.h).
+    webgpu.skip_without_run()
+    if not hasattr(ort.InferenceSession, "run_with_iobinding") or ORT_RELEASE < (1, 32):
+        pytest.skip("WebGPU graph capture through a plugin EP needs onnxruntime >= 1.32")
+    vi = lambda n: helper.make_tensor_value_info(n, TensorProto.FLOAT, [8])  # noqa: E731  (capture: static shapes)
+    m = helper.make_model(helper.make_graph([helper.make_node("Add", ["A", "B"], ["C"])], "add", [vi("A"), vi("B")],
+                                            [vi("C")]), opset_imports=[helper.make_opsetid("", 18)])
+    m.ir_version = 9
+    so = ort.SessionOptions()
+    so.enable_mem_pattern = False
+    so.add_provider_for_devices([webgpu.ep_device], {"enableGraphCapture": "1"})
+    session = od.InferenceSession(m.SerializeToString(), so)
+    a = od.from_dlpack(np.arange(8, dtype=np.float32), device=webgpu.device)
+    with pytest.raises(ValueError, match="replays captured device graphs.*bind\\(\\) once"):
+        od.run(session, {"A": a, "B": a})
+    skip = ort.RunOptions()
+    skip.add_run_config_entry("gpu_graph_id", "-1")
+    assert np.array_equal(od.run(session, {"A": a, "B": a}, run_options=skip)[0].numpy(), 2 * np.arange(8))
+    first = session.bind({"A": a, "B": a})
+    for _ in range(4):  # warm-up runs, the capture, replays
+        assert np.array_equal(first.run()[0].numpy(), 2 * np.arange(8))
+    second = session.bind({"A": a, "B": a})
+    with pytest.raises(ValueError, match="graph 0 of the session was captured by another Binding"):
+        second.run()
+    other = ort.RunOptions()
+    other.add_run_config_entry("gpu_graph_id", "1")
+    for _ in range(4):
+        assert np.array_equal(second.run(other)[0].numpy(), 2 * np.arange(8))
+    del first
+    gc.collect()
+    with pytest.raises(ValueError, match="released since"):  # graph 0 stays captured on the released tensors
+        second.run()
