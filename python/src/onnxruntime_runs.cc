@@ -1,5 +1,5 @@
 // A plan of ortdlpack.run / InferenceSession.run that onnxruntime's own run carries out (borrowed_session.h,
-// py::runs_with_values): values without a DLPack form, or host arrays it reads as they are. The core executes every
+// RunPlan::needs_values): values without a DLPack form, or numpy arrays it reads as they are. The core executes every
 // other plan.
 #include <memory>
 #include <string>

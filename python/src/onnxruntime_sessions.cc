@@ -33,15 +33,4 @@ bool host_outputs(const SessionInfo& info) {
   return true;
 }
 
-bool runs_with_values(const RunPlan& plan) {
-  if (plan.needs_values()) return true;
-  for (const RunPlan::Output& out : plan.outputs) {
-    if (out.destination || !detail::is_cpu_memory(out.memory) || !numpy_has(out.io->element_type)) return false;
-  }
-  for (const RunPlan::Input& in : plan.inputs) {
-    if (!detail::is_cpu_memory(in.bound().memory_info())) return false;
-  }
-  return true;
-}
-
 }  // namespace ortdlpack::py

@@ -174,9 +174,10 @@ struct RunCall {
   const char* hint;
 };
 
-// Converts, plans and runs one call on the session's current C session: the core executes a plan of tensors,
-// onnxruntime's run one of values. The caller's numpy arrays go to onnxruntime's run as they are when that is where
-// the run goes (host outputs, no destination, no placement).
+// Converts, plans and runs one call on the session's current C session: the core executes a plan of tensors (on
+// the host too: its bound run costs less than onnxruntime's), onnxruntime's run one of values. The caller's numpy
+// arrays are values, handed to onnxruntime's run as they are (its own results, exactly), when its outputs are what
+// the core's would be (host outputs of types numpy has) and the call asks for no destination or placement.
 nb::object run_once(nb::handle session, const RunCall& c) {
   const nb::object borrowed = borrowed_session_of(session);
   PyBorrowedSession& s = nb::cast<PyBorrowedSession&>(borrowed);
@@ -189,7 +190,7 @@ nb::object run_once(nb::handle session, const RunCall& c) {
   for (const RunPlan::Output& out : r.plan.outputs) {
     if (out.io->has_dlpack_form()) check_framework_holds(r.type, out.io->element_type);  // before ORT runs
   }
-  if (py::runs_with_values(r.plan)) return run_with_values(s, r, session, c.feeds, c.run_options);
+  if (r.plan.needs_values()) return run_with_values(s, r, session, c.feeds, c.run_options);
   const OrtRunOptions* options =
       c.run_options.is_none() ? nullptr : onnxruntime_run_options(c.run_options, "run_options");
   std::vector<Tensor> outputs;
