@@ -3,9 +3,9 @@ once it is loaded. The one module of ortdlpack that touches torch's private Indu
 
 Without it, compiled code calls the operator through torch's dispatcher, as it calls any custom operator: the same
 kernel and the same results, but the dispatcher converts the arguments to its values and back to Python objects for
-the kernel, and the outputs twice as well, about 3 us a call, as much as running a small model (docs/python.md, "What
-it costs"). Nothing is lost by calling the kernels directly: run's kernel is the one for every dispatch key, and an
-Inductor graph has no autograd.
+the kernel, and the outputs twice as well, and ORT allocates the outputs, which Inductor then checks: about 10 us more
+a call (bench/bench_frameworks.py's tiny model compiled: 1.3-1.5x of eager instead of 0.9x). Nothing is lost by
+calling the kernels directly: run's kernel is the one for every dispatch key, and an Inductor graph has no autograd.
 
 What it relies on, none of it public or promised by torch:
 - ``torch._inductor.lowering.register_lowering`` of an OpOverload, and ``ir.FallbackKernel.create`` making the
@@ -20,7 +20,8 @@ compile there), so the lowering is used only on the torch releases ``TESTED`` na
 tests/python/test_torch_inductor.py reads the code Inductor generates with it: torch 2.15, the version
 requirements.txt pins (scripts/test.sh). Where it is not used (another torch, ``ORTDLPACK_TORCH_INDUCTOR=0``, or an
 Inductor that refuses it) the reason is logged once, to the logger ``ortdlpack._torch_inductor``, and compiled code
-calls the operator through the dispatcher."""
+calls the operator through the dispatcher: so on torch 2.10, the oldest torch_module supports, whose tests
+(scripts/ci_oldest_torch.sh) pass that way."""
 
 from __future__ import annotations
 
@@ -34,8 +35,8 @@ import torch
 # The torch releases (major, minor: oldest, newest) the lowering is tested on. Widen it only with a run of
 # tests/python/test_torch_inductor.py on the torch added.
 TESTED = ((2, 15), (2, 15))
-# ORTDLPACK_TORCH_INDUCTOR=0: compiled code calls the operator through the dispatcher (a bug in the lowering, or a
-# profile that should see the operator, can be told from one in the kernel).
+# ORTDLPACK_TORCH_INDUCTOR=0 turns the lowering off: to tell a bug in it from one in the kernel, or for a profile that
+# should show the operator.
 ENV = "ORTDLPACK_TORCH_INDUCTOR"
 
 # What Inductor's Python wrapper names the kernels by (imported in the wrapper's module: `from ortdlpack._ortdlpack
@@ -44,7 +45,7 @@ DIRECT = "_ortdlpack_torch_run"
 INTO = "_ortdlpack_torch_run_into"
 
 _log = logging.getLogger(__name__)
-_logged: set[str] = set()  # what _log_once said
+_logged: set[str] = set()  # the keys of what _log_once said
 _decided = False
 
 
@@ -61,7 +62,7 @@ def off_because(version: str, setting: str | None) -> str | None:
         return f"{ENV}=0"
     found = re.match(r"(\d+)\.(\d+)", version)
     if found is None or not TESTED[0] <= (int(found[1]), int(found[2])) <= TESTED[1]:
-        tested = "–".join(dict.fromkeys(f"{major}.{minor}" for major, minor in TESTED))
+        tested = "-".join(dict.fromkeys(f"{major}.{minor}" for major, minor in TESTED))
         return (f"torch {version} is not a release the Inductor lowering is tested on ({tested}; {ENV}=0 makes this "
                 "warning an INFO record)")
     return None
@@ -87,7 +88,7 @@ def register_once_inductor_is_loaded() -> None:
             why = f"registering the Inductor lowering failed ({type(e).__name__}: {e})"
     level = logging.INFO if setting == "0" else logging.WARNING  # (asked for: no warning)
     _log_once("register", level, f"{why}: compiled code calls ortdlpack::run through torch's dispatcher (the same "
-              "results, ~3 us more a call)")
+              "results, slower: ~10 us more a call)")
 
 
 def _register() -> None:

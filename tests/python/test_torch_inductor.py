@@ -259,7 +259,8 @@ with torch.no_grad():
         equal.append(torch.equal(out, x + x))
 print(json.dumps({"records": records, "equal": equal, "code": code}))
 """
-_DISPATCHER = ": compiled code calls ortdlpack::run through torch's dispatcher (the same results, ~3 us more a call)"
+_DISPATCHER = (": compiled code calls ortdlpack::run through torch's dispatcher (the same results, slower: ~10 us more "
+               "a call)")
 
 
 @pytest.mark.inductor
