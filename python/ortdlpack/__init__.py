@@ -77,7 +77,7 @@ from . import errors  # noqa: E402
 from ._config import show_config  # noqa: E402
 from ._inference_session import InferenceSession  # noqa: E402
 from ._jax_op import jax_function  # noqa: E402
-from ._torch_op import torch_module  # noqa: E402
+from ._torch_module import torch_module  # noqa: E402
 
 __all__ = [
     "DLPACK_VERSION",

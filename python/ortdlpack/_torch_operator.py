@@ -1,23 +1,21 @@
-"""The torch side of ortdlpack.torch_module (_torch_op.py), imported on its first call: torch is imported here.
+"""The torch side of ortdlpack.torch_module (_torch_module.py), imported on its first call: torch is imported here.
 
 The module calls an operator, ``ortdlpack::run(int session, Tensor[] inputs) -> Tensor[]`` (``ortdlpack::run_tracked``
-where an input requires grad): the session is an id of the registry compiled code names sessions by. Its kernel is
-one C++ function (python/src/torch_kernel.cc), registered as the operator's Python kernel: it runs the session on the
-inputs where they are and hands ORT's outputs to torch through its C exchange API, no copy either way, no Python frame
-in between; code Inductor generates calls it directly (_call_directly_from_inductor). Its fake implementation
+where an input requires grad): the session is an id of the registry compiled code names sessions by. Its kernel is one
+C++ function (python/src/torch_kernel.cc), registered as the operator's Python kernel: it runs the session on the inputs
+where they are and hands ORT's outputs to torch through its C exchange API, no copy either way, no Python frame in
+between; code Inductor generates calls it directly where _torch_inductor.py's lowering is used. Its fake implementation
 derives the outputs' shapes and dtypes from the model (ShapeRules in the core): a size the inputs give stays that
-input's (symbolic) size, a size only the run tells is an unbacked symbol. ONNX Runtime computes no gradients:
-backward raises."""
+input's (symbolic) size, a size only the run tells is an unbacked symbol. ONNX Runtime computes no gradients: backward
+raises."""
 
 from __future__ import annotations
-
-import sys
 
 import torch
 
 from torch import is_grad_enabled
 
-from . import _ortdlpack
+from . import _ortdlpack, _torch_inductor
 from ._compiled import CompiledSession, lookup
 
 
@@ -59,7 +57,7 @@ run_tracked = torch.library.custom_op(
 
 
 def _run_fake(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
-    _call_directly_from_inductor()  # compiling: the fake runs before Inductor lowers the graph
+    _torch_inductor.register_once_inductor_is_loaded()  # compiling: Inductor may lower the graph next
     compiled = lookup(session)
     device = inputs[0].device if inputs else torch.device("cpu")
     results = []
@@ -79,84 +77,9 @@ def _run_fake(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
 torch.library.register_fake("ortdlpack::run", _run_fake, lib=_library)
 run_tracked.register_fake(_run_fake)
 
-# What Inductor's Python wrapper names the kernels by (imported in the wrapper's module: `from ortdlpack._ortdlpack
-# import _torch_run as _ortdlpack_torch_run`).
-_DIRECT = "_ortdlpack_torch_run"
-_INTO = "_ortdlpack_torch_run_into"
-_lowered = False
-
-
-def _call_directly_from_inductor() -> None:
-    """Makes code Inductor generates call run's kernels itself, not torch.ops.ortdlpack.run.default: that call
-    converts the arguments to the dispatcher's values and back to Python objects for the kernel, and the outputs
-    twice as well, about 3 us, as much as running a small model (docs/python.md, "What it costs"). Nothing is lost:
-    run's kernel is the one for every dispatch key, and an Inductor graph has no autograd.
-      A model of one output whose size the inputs' sizes give is written into a buffer Inductor allocates
-    (_torch_run_into): Inductor plans that memory with its own, and its next kernels read it without checking what
-    came back (ORT refuses a buffer that is not the output's size). Other models: _torch_run, whose outputs Inductor
-    checks. The C++ wrapper (AOTInductor) keeps the dispatcher. Registered once, when Inductor is loaded: importing it
-    costs seconds, and torch.compile loads it before any graph is traced."""
-    global _lowered
-    if _lowered or "torch._inductor.lowering" not in sys.modules:
-        return
-    _lowered = True
-    try:  # Inductor's internals: a torch without them keeps the dispatcher's call
-        from torch._inductor import ir, lowering
-        from torch._inductor.virtualized import V
-        from torch.fx.experimental.symbolic_shapes import free_unbacked_symbols
-
-        op = torch.ops.ortdlpack.run.default
-        create, register, into_base = ir.FallbackKernel.create, lowering.register_lowering, ir.ExternKernelOut
-    except (ImportError, AttributeError):
-        return
-
-    def with_import(codegen, name):
-        def codegen_with_import(wrapper):
-            wrapper.add_import_once(f"from ortdlpack._ortdlpack import {name.removeprefix('_ortdlpack')} as {name}")
-            codegen(wrapper)
-
-        return codegen_with_import
-
-    def direct(kernel) -> None:
-        codegen = kernel.codegen  # (read first: an Inductor without it fails before the node is changed)
-        kernel.set_python_kernel_name(_DIRECT)
-        kernel.codegen = with_import(codegen, _DIRECT)
-
-    def into(session, inputs):
-        """The node writing the one output into Inductor's buffer: `_ortdlpack_torch_run_into(*inputs, session,
-        out=buf)`; None for a model of several outputs or a size only the run tells. Creating the node adds it to
-        the graph: every step that may fail on another Inductor comes first, so a failure leaves the graph as it was."""
-        fakes = V.graph.current_node.meta["val"]  # the fake implementation's outputs
-        if len(fakes) != 1 or free_unbacked_symbols(fakes[0].shape):
-            return None
-        fake = fakes[0]
-        size = [s.node.expr if isinstance(s, torch.SymInt) else s for s in fake.shape]
-        layout = ir.FixedLayout(fake.device, fake.dtype, size, ir.FlexibleLayout.contiguous_strides(size))
-        contiguous = [ir.ExternKernel.require_contiguous(x) for x in inputs]
-        node = into_base(layout, contiguous, [session], python_kernel_name=_INTO)
-        node.codegen = with_import(node.codegen, _INTO)
-        return ir.TensorBox.create(node)
-
-    @register(op, type_promotion_kind=None)
-    def _lower(session, inputs):
-        python = not V.graph.cpp_wrapper and not getattr(V.graph, "fx_wrapper", False)
-        if python:
-            try:
-                node = into(session, inputs)
-                if node is not None:
-                    return [node]
-            except (AttributeError, IndexError, KeyError, TypeError):
-                pass  # another Inductor: the call below
-        outputs = create(op, session, inputs)
-        if python:
-            try:
-                direct(outputs[0].inputs[0])  # the outputs are the items (MultiOutput) of the kernel's list
-            except (AttributeError, IndexError, TypeError):
-                pass  # another Inductor: the node keeps the dispatcher's call
-        return [x.wrap_for_lowering() for x in outputs]
-
-
-_call_directly_from_inductor()
+# Code Inductor generates calls the kernels directly where _torch_inductor.py's lowering is used: registered here
+# where Inductor is loaded already, else by the first call of the fake implementation once it is.
+_torch_inductor.register_once_inductor_is_loaded()
 
 
 @torch.library.custom_op("ortdlpack::no_gradient", mutates_args=())

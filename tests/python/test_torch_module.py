@@ -1,7 +1,8 @@
 """ortdlpack.torch_module: an ONNX model as a torch.nn.Module behind the operator ortdlpack::run, which
 torch.compile and torch.export trace through. Results equal to onnxruntime's, shapes from the model (a symbolic batch
 stays symbolic, a data-dependent size is an unbacked symbol), zero-copy outputs, errors at wrap time and from the kernel, a clear
-error on backward, threads, 10k calls without growth, plugin-EP devices. Compiles are few: each costs seconds."""
+error on backward, threads, 10k calls without growth, plugin-EP devices. Compiles are few: each costs seconds. (The
+code Inductor generates, and where it is generated without ortdlpack's lowering: test_torch_inductor.py.)"""
 
 from __future__ import annotations
 
@@ -149,139 +150,6 @@ def test_torch_compile_fullgraph_keeps_the_batch_symbolic(mlp, models):
         torch._dynamo.mark_dynamic(xn, 0)
         torch.testing.assert_close(compiled(xn, b), f(xn, b))
     assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
-
-
-def _compiled_code(f, *args):
-    """The result of torch.compile(f, fullgraph=True)(*args), compiled afresh, and the Python wrapper Inductor wrote."""
-    from torch._inductor.utils import run_and_get_code
-
-    torch._dynamo.reset()
-    with torch.no_grad():
-        out, (code, *_) = run_and_get_code(torch.compile(f, fullgraph=True), *args)
-    return out, code
-
-
-@pytest.mark.inductor
-def test_inductor_s_code_calls_the_kernels_themselves(models):
-    """Inductor's Python wrapper calls run's kernels directly, not torch.ops.ortdlpack.run.default (the dispatcher's
-    conversions cost ~3 us a call, as much as a small model's run): a model of one output whose size its inputs give
-    is written into a buffer Inductor allocates, with a symbolic batch too (no check of what came back: ORT checks
-    the buffer); other models return ORT's outputs, which Inductor checks. The C++ wrapper keeps the dispatcher. All
-    give the eager result. (Errors from the direct calls: test_the_operator_s_kernel_errors_are_ortdlpack_s.)"""
-    add = ortdlpack.torch_module(models["add"])
-    x = torch.randn(3, 4)
-    out, code = _compiled_code(lambda x: add(x) * 2, x)
-    assert "_ortdlpack_torch_run_into(arg0_1, " in code and "out=buf" in code, code
-    assert "assert_tensor_metadata" not in code and "_ortdlpack_torch_run(" not in code, code
-    torch.testing.assert_close(out, 4 * x)
-
-    torch._dynamo.reset()
-    torch._dynamo.utils.counters.clear()
-    compiled = torch.compile(lambda x: add(x) * 2, fullgraph=True)
-    for n in (2, 5, 7):  # one graph for every batch: the buffer's size is the batch's symbol
-        xn = torch.randn(n, 4)
-        torch._dynamo.mark_dynamic(xn, 0)
-        with torch.no_grad():
-            torch.testing.assert_close(compiled(xn), 4 * xn)
-    assert torch._dynamo.utils.counters["stats"]["unique_graphs"] == 1
-
-    mlp = ortdlpack.torch_module(models["mlp"])
-    b = torch.randn(4)
-    out, code = _compiled_code(lambda x: mlp(x, b)[1] + 1, x)  # two outputs: ORT allocates them
-    assert "_ortdlpack_torch_run(" in code and "_ortdlpack_torch_run_into" not in code, code
-    assert "assert_tensor_metadata" in code, code
-    torch.testing.assert_close(out, x + b + 1)
-
-    with torch._inductor.config.patch(cpp_wrapper=True):  # compiles C++: ~10 s
-        out, code = _compiled_code(lambda x: add(x) * 2, x)
-    assert '"torch.ops.ortdlpack.run.default"' in code and "_ortdlpack_torch_run" not in code, code
-    torch.testing.assert_close(out, 4 * x)
-
-
-@pytest.mark.inductor
-def test_a_model_whose_declared_size_is_wrong_fails_in_compiled_code(models):
-    """The fake implementation believes the model's declared sizes. Where a run's output is another size, compiled
-    code fails with a clear error before any kernel reads it: ORT refuses Inductor's buffer (one output), Inductor's
-    check refuses ORT's output (several)."""
-    module = ortdlpack.torch_module(models["concat_declared_wrong"])
-    x, z = torch.randn(2, 4), torch.randn(2, 4)
-    assert module(x, z).shape == (2, 8)  # eagerly the output is what the run made
-    torch._dynamo.reset()
-    compiled = torch.compile(lambda x, z: module(x, z) * 2, fullgraph=True)
-    # ORT's words: ValueError in newer ORT (INVALID_ARGUMENT), RuntimeError in 1.23 (a failed shape verification)
-    with torch.no_grad(), pytest.raises((ValueError, RuntimeError),
-                                        match=r"run: the session failed: ONNX Runtime: .*\{2,4\}.*\{2,8\}"):
-        compiled(x, z)
-    with torch.no_grad():
-        torch.testing.assert_close(compiled(x, z[:, :0]), 2 * x)  # no columns in z: the declared size is right
-
-
-@pytest.mark.inductor
-@pytest.mark.parametrize("refused", ["into", "both"])
-def test_where_inductor_s_nodes_cannot_be_made_the_calls_fall_back(models, monkeypatch, refused):
-    """Where a node for the direct calls cannot be made (another torch's internals), the lowering leaves the graph as
-    it was and falls back: to _torch_run's node when the buffer's node cannot be made, to the dispatcher's call
-    when that node cannot be renamed either. The eager result each time. (The failures are injected into this
-    torch.)"""
-    from torch._inductor import ir
-
-    from ortdlpack import _torch_operator
-
-    def refuse(*args, **kwargs):
-        raise TypeError("another Inductor")
-
-    monkeypatch.setattr(ir.ExternKernelOut, "__init__", refuse)
-    if refused == "both":
-        rename = ir.ExternKernel.set_python_kernel_name
-
-        def refuse_ours(self, name):
-            if name == _torch_operator._DIRECT:
-                raise AttributeError("set_python_kernel_name")
-            rename(self, name)
-
-        monkeypatch.setattr(ir.ExternKernel, "set_python_kernel_name", refuse_ours)
-    module = ortdlpack.torch_module(models["add"])
-    x = torch.randn(3, 4)
-    out, code = _compiled_code(lambda x: module(x) - 1, x)
-    assert "_ortdlpack_torch_run_into" not in code, code
-    if refused == "into":
-        assert "_ortdlpack_torch_run(" in code, code
-    else:
-        assert "torch.ops.ortdlpack.run.default(" in code and _torch_operator._DIRECT not in code, code
-    torch.testing.assert_close(out, x + x - 1)
-
-
-@pytest.mark.inductor
-def test_a_torch_onnx_export_compiles_to_onnxruntime_s_results():
-    """A model no one here wrote: torch.onnx's exporter makes the ONNX model (convolution, batch norm, pooling,
-    softmax, a dynamic batch); compiled with torch ops around it, every batch size gives onnxruntime's exact result,
-    ORT writing into Inductor's buffer (one output, its batch the input's symbol)."""
-    import io
-    import warnings
-
-    from torch._inductor.utils import run_and_get_code
-
-    torch.manual_seed(0)
-    net = torch.nn.Sequential(torch.nn.Conv2d(3, 8, 3, padding=1), torch.nn.BatchNorm2d(8), torch.nn.ReLU(),
-                              torch.nn.AdaptiveAvgPool2d(1), torch.nn.Flatten(), torch.nn.Linear(8, 5),
-                              torch.nn.Softmax(-1)).eval()
-    f = io.BytesIO()
-    with warnings.catch_warnings():
-        warnings.simplefilter("ignore")  # the TorchScript exporter's deprecation notice
-        torch.onnx.export(net, (torch.randn(2, 3, 16, 16),), f, input_names=["image"], output_names=["probs"],
-                          dynamic_axes={"image": {0: "batch"}, "probs": {0: "batch"}}, dynamo=False)
-    data = f.getvalue()
-    module = ortdlpack.torch_module(data)
-    upstream = ort.InferenceSession(data, providers=["CPUExecutionProvider"])
-    compiled = torch.compile(lambda x: module(x * 2) + 1, fullgraph=True)
-    with torch.no_grad():
-        for n in (2, 5):
-            x = torch.randn(n, 3, 16, 16)
-            torch._dynamo.mark_dynamic(x, 0)
-            out, code = run_and_get_code(compiled, x) if n == 2 else (compiled(x), None)
-            np.testing.assert_array_equal(out.numpy(), upstream.run(None, {"image": (x * 2).numpy()})[0] + 1)
-            if code is not None:
-                assert "_ortdlpack_torch_run_into(" in code[0], code[0]
 
 
 def test_torch_export_with_a_dynamic_batch(mlp):

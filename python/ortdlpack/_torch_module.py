@@ -1,6 +1,6 @@
 """ortdlpack.torch_module: an ONNX model as a torch.nn.Module that torch.compile and torch.export see through.
-Importing ortdlpack does not import torch: _torch_operator.py (the operator and the module) is imported on the
-first call."""
+Importing ortdlpack does not import torch: _torch_operator.py (the operator and the module; _torch_inductor.py, the
+operator's lowering in Inductor) is imported on the first call."""
 
 from __future__ import annotations
 
