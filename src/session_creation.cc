@@ -45,16 +45,6 @@ std::optional<CallerStream> caller_stream(const SessionConfig& config, const std
   return s;
 }
 
-// The providers of a config: `providers`, or the one `ep` names.
-std::vector<Provider> wanted_providers(const SessionConfig& config) {
-  if (config.ep) {
-    if (!config.providers.empty()) refuse("set ep or providers, not both");
-    return {Provider{*config.ep, config.ep_options}};
-  }
-  if (!config.ep_options.empty()) refuse("ep_options needs ep");
-  return config.providers;
-}
-
 // The settings of a config that are not EPs, each with its C API call; values checked first.
 void apply_settings(const SessionConfig& c, OrtSessionOptions* o) {
   const OrtApi& api = ort();
@@ -184,6 +174,36 @@ bool captures_graphs(const std::string& ep, const std::vector<std::pair<std::str
     if (key == row->graph_capture_option && (value == "1" || value == "true" || value == "True")) return true;
   }
   return false;
+}
+
+std::vector<Provider> wanted_providers(const SessionConfig& config) {
+  if (config.ep) {
+    if (!config.providers.empty()) refuse("set ep or providers, not both");
+    return {Provider{*config.ep, config.ep_options}};
+  }
+  if (!config.ep_options.empty()) refuse("ep_options needs ep");
+  return config.providers;
+}
+
+ProviderHandoff hand_off_providers(const std::vector<Provider>& providers, bool options_given) {
+  ProviderHandoff handoff;
+  bool plugin = false, all_plugin_or_cpu = true;
+  for (const Provider& p : providers) {
+    const std::optional<std::string> ep = provider_name(p.name);
+    ProviderHandoff::Entry e{ep ? *ep : p.name, {}, {}};
+    e.options = provider_options(e.ep, p.options);
+    const bool is_plugin = e.ep != kCpuEp && !detail::ep_devices_of(e.ep).empty();
+    plugin = plugin || is_plugin;
+    all_plugin_or_cpu = all_plugin_or_cpu && (is_plugin || e.ep == kCpuEp);
+    handoff.entries.push_back(std::move(e));
+  }
+  handoff.by_devices = plugin && all_plugin_or_cpu && !options_given;
+  if (handoff.by_devices) {
+    for (size_t i = 0; i < providers.size(); ++i) {
+      handoff.entries[i].devices = select_ep_devices(handoff.entries[i].ep, providers[i].options);
+    }
+  }
+  return handoff;
 }
 
 CreatedSession create_session(const SessionConfig& config, const CreateFromOptions& create) {

@@ -86,4 +86,28 @@ struct SessionConfig {
   std::optional<uintptr_t> stream;
 };
 
+/// \brief The providers `config` names: `providers`, or the one `ep` names with `ep_options`.
+/// Error(kInvalidArgument) for ep and providers both set, and for ep_options without ep.
+std::vector<Provider> wanted_providers(const SessionConfig& config);
+
+// Providers as another API creates a session on them (onnxruntime's Python InferenceSession): each EP by its name in
+// ORT, its options completed, and, where that API must be given EP devices to run a plugin EP at all (onnxruntime
+// selects some by name silently not at all: QNN then runs on the CPU EP), the devices of each.
+struct ProviderHandoff {
+  struct Entry {
+    std::string ep;  // provider_name() of the name written (an installed EP package registered), else as written
+    std::vector<std::pair<std::string, std::string>> options;  // provider_options(): the documented defaults added
+    std::vector<const OrtEpDevice*> devices;                   // select_ep_devices(), when by_devices
+  };
+  std::vector<Entry> entries;
+  // Hand devices, not names: every provider is a plugin EP of the env (one with EP devices) or the CPU EP, one at
+  // least a plugin EP, and the caller may have them added to options of the session's own (it gave none).
+  bool by_devices = false;
+};
+
+/// \brief How to hand `providers` (names users write) to another API's session (ProviderHandoff). `options_given`:
+/// the caller gave session options of its own, which devices cannot be added to. The errors of provider_name() and
+/// select_ep_devices().
+ProviderHandoff hand_off_providers(const std::vector<Provider>& providers, bool options_given);
+
 }  // namespace ortdlpack

@@ -28,13 +28,10 @@ class InferenceSession(_ort.InferenceSession):
                  **kwargs) -> None:
         _ortdlpack._check_output_type(output_type)
         self._ortdlpack_output_type = output_type
-        if ep is not None or ep_options is not None:  # one EP: the shorthand of ortdlpack.Session
-            if ep is None or providers is not None:
-                raise ValueError("ep_options needs ep" if ep is None else "set ep or providers, not both")
-            providers = [(ep, dict(ep_options or {}))]
-        # The names users write ("webgpu", "qnn", ...) as onnxruntime takes them, EP packages registered as needed.
-        sess_options, providers, provider_options = _ortdlpack._onnxruntime_providers(sess_options, providers,
-                                                                                       provider_options)
+        # The names users write ("webgpu", "qnn", ...) as onnxruntime takes them, EP packages registered as needed;
+        # ep / ep_options: one EP, the shorthand of ortdlpack.Session.
+        sess_options, providers, provider_options = _ortdlpack._onnxruntime_providers(
+            sess_options, providers, provider_options, ep, ep_options)
         super().__init__(path_or_bytes, sess_options, providers, provider_options, **kwargs)
 
     # onnxruntime's run(output_names, input_feed, run_options=None, *, outputs=None, device=None, output_type=None):

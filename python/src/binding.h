@@ -299,7 +299,8 @@ std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_opt
 // The OrtSessionOptions behind an onnxruntime.SessionOptions (None: NULL), for the core to copy (SessionConfig::base).
 const OrtSessionOptions* to_base(nb::handle sess_options);
 // The (sess_options, providers, provider_options) ortdlpack.InferenceSession hands to onnxruntime's constructor.
-nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, nb::handle provider_options);
+nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, nb::handle provider_options,
+                                 nb::handle ep, nb::handle ep_options);
 
 // session.cc ----------------------------------------------------------------------------------------------------------
 // ortdlpack.Session: an OrtSession made with the C API on env() and run by ortdlpack::Session.

@@ -246,9 +246,10 @@ Session& core_session(nb::handle session) {
 
 void bind_session(nb::module_& m) {
   m.def("_onnxruntime_providers", &onnxruntime_providers, nb::arg("sess_options").none(), nb::arg("providers").none(),
-        nb::arg("provider_options").none(),
-        "ortdlpack.InferenceSession's providers= for onnxruntime: (sess_options, providers, provider_options) with "
-        "the EP names users write resolved (installed EP packages registered) and plugin EPs selected by device.");
+        nb::arg("provider_options").none(), nb::arg("ep").none(), nb::arg("ep_options").none(),
+        "ortdlpack.InferenceSession's arguments for onnxruntime: (sess_options, providers, provider_options) from "
+        "providers= or ep= / ep_options=, the EP names users write resolved (installed EP packages registered) and "
+        "plugin EPs selected by device (the core's hand_off_providers).");
   nb::class_<PyNodeArg>(m, "NodeArg", "An input or output of a session, as onnxruntime's NodeArg describes it.")
       .def_ro("name", &PyNodeArg::name)
       .def_ro("type", &PyNodeArg::type, "The ONNX type: 'tensor(float)', 'seq(tensor(int64))', ...")

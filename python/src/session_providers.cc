@@ -109,103 +109,75 @@ const OrtSessionOptions* to_base(nb::handle sess_options) {
   return onnxruntime_session_options(sess_options, "sess_options", ": pass the settings as ortdlpack.Session keywords");
 }
 
-// onnxruntime.InferenceSession's providers= as ortdlpack.InferenceSession hands them to onnxruntime: each name a
-// user writes resolved to the EP's name in ORT (provider_name: "webgpu", "qnn", an installed EP package registered
-// once under its EP's own name), its options completed with the defaults ortdlpack documents (provider_options).
-// onnxruntime selects some plugin EPs by name silently not at all (QNN runs on the CPU EP): when every provider is a
-// plugin EP of the env (an EP with EP devices; or the CPU EP) and the caller gave no SessionOptions, they are selected
-// by the EP devices the core selects for them (select_ep_devices: every device, or device_id's, as ortdlpack.Session
-// selects them) on a SessionOptions of ortdlpack's (add_provider_for_devices, priority order), and providers= goes as
-// None. What is not a list of names or (name, options) pairs goes to onnxruntime as it is (its errors are
+// onnxruntime.InferenceSession's arguments as ortdlpack.InferenceSession hands them to onnxruntime: ep= / ep_options=
+// by the core's rule (wanted_providers), providers= as the core hands them off (hand_off_providers: names resolved,
+// options completed, plugin EPs by their devices on a SessionOptions of ortdlpack's when the caller gave none).
+// providers= that is not a list of names or (name, options) pairs goes to onnxruntime as it is (its errors are
 // onnxruntime's). Returns (sess_options, providers, provider_options).
-nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, nb::handle provider_options) {
-  using ortdlpack::provider_name;
+nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, nb::handle provider_options,
+                                 nb::handle ep, nb::handle ep_options) {
   const nb::object unchanged = nb::make_tuple(sess_options, providers, provider_options);
-  if (providers.is_none() || (!PyList_Check(providers.ptr()) && !PyTuple_Check(providers.ptr()))) return unchanged;
-  const bool separate = !provider_options.is_none();
-  if (separate && (!PyList_Check(provider_options.ptr()) || nb::len(provider_options) != nb::len(providers))) {
-    return unchanged;
-  }
-  struct Entry {
-    std::string ep;
-    nb::object options;  // a dict, or None
-  };
-  std::vector<Entry> entries;
-  size_t i = 0;
-  for (nb::handle p : providers) {
-    nb::object name, options = separate ? nb::object(provider_options[i]) : nb::object(nb::none());
-    ++i;
-    if (PyUnicode_Check(p.ptr())) {
-      name = nb::borrow(p);
-    } else if (!separate && PyTuple_Check(p.ptr()) && nb::len(p) == 2 && PyUnicode_Check(p[0].ptr()) &&
-               PyDict_Check(p[1].ptr())) {
-      name = p[0];
-      options = p[1];
-    } else {
+  std::vector<Provider> wanted;
+  bool separate = false;  // provider_options= given apart: handed back the same way
+  if (!ep.is_none() || !ep_options.is_none()) {
+    SessionConfig c;
+    if (!ep.is_none()) c.ep = str_of(ep, "ep");
+    c.ep_options = string_pairs(ep_options, "ep_options");
+    if (!providers.is_none()) c.providers = {Provider{"providers", {}}};  // (the rule refuses both)
+    wanted = wanted_providers(c);
+  } else {
+    if (providers.is_none() || (!PyList_Check(providers.ptr()) && !PyTuple_Check(providers.ptr()))) return unchanged;
+    separate = !provider_options.is_none();
+    if (separate && (!PyList_Check(provider_options.ptr()) || nb::len(provider_options) != nb::len(providers))) {
       return unchanged;
     }
-    if ((!options.is_none() && !PyDict_Check(options.ptr()))) return unchanged;
-    std::optional<std::string> ep;
-    {
-      const std::string written = nb::cast<std::string>(name);
-      nb::gil_scoped_release release;  // registering an EP library asks the package finder, which takes the GIL
-      ep = provider_name(written);
+    size_t i = 0;
+    for (nb::handle p : providers) {
+      nb::handle name = p, options = separate ? nb::handle(provider_options[i]) : nb::handle(Py_None);
+      ++i;
+      if (!PyUnicode_Check(p.ptr())) {
+        if (separate || !PyTuple_Check(p.ptr()) || nb::len(p) != 2 || !PyUnicode_Check(p[0].ptr())) return unchanged;
+        name = p[0];
+        options = p[1];
+      }
+      if (!options.is_none() && !PyDict_Check(options.ptr())) return unchanged;
+      Provider provider{nb::cast<std::string>(name), {}};
+      if (!options.is_none()) {
+        for (auto [k, v] : nb::borrow<nb::dict>(options))
+          provider.options.emplace_back(nb::str(k).c_str(), nb::str(v).c_str());
+      }
+      wanted.push_back(std::move(provider));
     }
-    entries.push_back(Entry{ep ? *ep : nb::cast<std::string>(name), options});
+  }
+  ProviderHandoff handoff;
+  {
+    nb::gil_scoped_release release;  // registering an EP library asks the package finder, which takes the GIL
+    handoff = hand_off_providers(wanted, !sess_options.is_none());
   }
   const nb::object ort = nb::module_::import_("onnxruntime");
-  nb::list devices = nb::list(ort.attr("get_ep_devices")());
-  const auto given = [](const Entry& e) {
-    std::vector<std::pair<std::string, std::string>> options;
-    if (!e.options.is_none()) {
-      for (auto [k, v] : nb::borrow<nb::dict>(e.options)) options.emplace_back(nb::str(k).c_str(), nb::str(v).c_str());
-    }
-    return options;
-  };
-  // The onnxruntime.OrtEpDevices of the devices the core selects for the entry (its device_id included).
-  const auto devices_of = [&](const Entry& e) {
-    std::vector<const OrtEpDevice*> selected;
-    {
-      const std::vector<std::pair<std::string, std::string>> options = given(e);
-      nb::gil_scoped_release release;  // (registration asks the package finder, which takes the GIL)
-      selected = select_ep_devices(e.ep, options);
-    }
-    nb::list of;
-    for (nb::handle d : devices) {
-      if (nb::cast<std::string>(d.attr("ep_name")) != e.ep) continue;
-      if (std::find(selected.begin(), selected.end(), ep_device_of(d)) != selected.end()) of.append(d);
-    }
-    return of;
-  };
-  const auto has_devices = [&](const std::string& ep) {
-    for (nb::handle d : devices) {
-      if (nb::cast<std::string>(d.attr("ep_name")) == ep) return true;
-    }
-    return false;
-  };
-  bool plugin = false, by_devices = sess_options.is_none();
-  for (const Entry& e : entries) {
-    const bool is_plugin = e.ep != "CPUExecutionProvider" && has_devices(e.ep);
-    plugin = plugin || is_plugin;
-    by_devices = by_devices && (is_plugin || e.ep == "CPUExecutionProvider");
-  }
-  const auto completed = [&](const Entry& e) {
+  const auto options_of = [](const ProviderHandoff::Entry& e) {
     nb::dict d;
-    for (const auto& [k, v] : ortdlpack::provider_options(e.ep, given(e))) d[k.c_str()] = v.c_str();
+    for (const auto& [k, v] : e.options) d[k.c_str()] = v.c_str();
     return d;
   };
-  if (plugin && by_devices) {
+  if (handoff.by_devices) {
+    const nb::list devices = nb::list(ort.attr("get_ep_devices")());
     nb::object so = ort.attr("SessionOptions")();
-    for (const Entry& e : entries) so.attr("add_provider_for_devices")(devices_of(e), completed(e));
+    for (const ProviderHandoff::Entry& e : handoff.entries) {
+      nb::list of;  // onnxruntime's OrtEpDevices of the devices the core selected, in onnxruntime's order
+      for (nb::handle d : devices) {
+        if (nb::cast<std::string>(d.attr("ep_name")) != e.ep) continue;
+        if (std::find(e.devices.begin(), e.devices.end(), ep_device_of(d)) != e.devices.end()) of.append(d);
+      }
+      so.attr("add_provider_for_devices")(of, options_of(e));
+    }
     return nb::make_tuple(so, nb::none(), nb::none());
   }
-  nb::list names;
-  for (const Entry& e : entries) {
-    names.append(separate ? nb::object(nb::str(e.ep.c_str())) : nb::object(nb::make_tuple(e.ep.c_str(), completed(e))));
-  }
-  nb::list options;
-  if (separate) {
-    for (const Entry& e : entries) options.append(completed(e));
+  nb::list names, options;
+  for (const ProviderHandoff::Entry& e : handoff.entries) {
+    names.append(separate ? nb::object(nb::str(e.ep.c_str()))
+                          : nb::object(nb::make_tuple(e.ep.c_str(), options_of(e))));
+    if (separate) options.append(options_of(e));
   }
   return nb::make_tuple(sess_options, names, separate ? nb::object(options) : nb::object(nb::none()));
 }
