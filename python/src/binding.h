@@ -86,6 +86,8 @@ void bind_errors(nb::module_& m);
 // ValueError and BufferError), and its name as DLPackExchangeAPI's set_error takes it.
 PyObject* exception_type(ErrorKind kind);
 const char* exception_name(ErrorKind kind);
+// The error code (XLA_FFI_Error_Code) XLA's FFI reports an ortdlpack::Error kind with.
+int xla_error_code(ErrorKind kind);
 // In a C entry point (exchange API): turns the exception being handled into a Python error. Returns -1.
 int set_python_error() noexcept;
 // Raises what onnxruntime raised (`e`) on: an exception of one of onnxruntime's classes as ortdlpack's class for the
