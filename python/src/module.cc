@@ -143,7 +143,7 @@ NB_MODULE(_ortdlpack, m) {
       "_provider_name",
       [](const std::string& name) {
         nb::gil_scoped_release release;  // registering an EP library asks the package finder, which takes the GIL
-        return ortdlpack::provider_name(name);
+        return ortdlpack::resolve_provider(name);
       },
       nb::arg("name"), nb::sig("def _provider_name(name: str) -> str | None"),
       "The EP's name in ONNX Runtime for a provider name users write ('webgpu', 'qnn', 'QNNExecutionProvider', "

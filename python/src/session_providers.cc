@@ -110,7 +110,7 @@ const OrtSessionOptions* to_base(nb::handle sess_options) {
 }
 
 // onnxruntime.InferenceSession's providers= as ortdlpack.InferenceSession hands them to onnxruntime: each name a
-// user writes resolved to the EP's name in ORT (provider_name: "webgpu", "qnn", an installed EP package registered
+// user writes resolved to the EP's name in ORT (resolve_provider: "webgpu", "qnn", an installed EP package registered
 // once under its EP's own name), its options completed with the defaults ortdlpack documents (provider_options).
 // onnxruntime selects some plugin EPs by name silently not at all (QNN runs on the CPU EP): when every provider is a
 // plugin EP of the env (an EP with EP devices; or the CPU EP) and the caller gave no SessionOptions, they are selected
@@ -119,7 +119,7 @@ const OrtSessionOptions* to_base(nb::handle sess_options) {
 // None. What is not a list of names or (name, options) pairs goes to onnxruntime as it is (its errors are
 // onnxruntime's). Returns (sess_options, providers, provider_options).
 nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, nb::handle provider_options) {
-  using ortdlpack::provider_name;
+  using ortdlpack::resolve_provider;
   const nb::object unchanged = nb::make_tuple(sess_options, providers, provider_options);
   if (providers.is_none() || (!PyList_Check(providers.ptr()) && !PyTuple_Check(providers.ptr()))) return unchanged;
   const bool separate = !provider_options.is_none();
@@ -149,7 +149,7 @@ nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, 
     {
       const std::string written = nb::cast<std::string>(name);
       nb::gil_scoped_release release;  // registering an EP library asks the package finder, which takes the GIL
-      ep = provider_name(written);
+      ep = resolve_provider(written);
     }
     entries.push_back(Entry{ep ? *ep : nb::cast<std::string>(name), options});
   }
