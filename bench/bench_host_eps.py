@@ -53,7 +53,7 @@ def inference_session(ep_name: str, data: bytes) -> ort.InferenceSession:
     if ep_name == "CPUExecutionProvider":
         return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
     devices = [d for d in ort.get_ep_devices() if d.ep_name == ep_name]
-    so.add_provider_for_devices(devices, ortdlpack._ortdlpack._provider_options(ep_name, {}))
+    so.add_provider_for_devices(devices, ortdlpack._ortdlpack._testing.provider_options(ep_name, {}))
     return ort.InferenceSession(data, so)
 
 
@@ -82,7 +82,7 @@ def main(argv=None) -> int:
     rows, skipped = [], []
     for title, ep in EPS:
         try:
-            ep_name = ortdlpack._ortdlpack._provider_name(ep)
+            ep_name = ortdlpack._ortdlpack._testing.resolve_provider(ep)
             if ep_name is None or (ep != "cpu" and not [d for d in ort.get_ep_devices() if d.ep_name == ep_name]):
                 raise RuntimeError("not installed")
         except Exception as e:  # not installed, no device here, or this onnxruntime cannot host it

@@ -221,7 +221,7 @@ PyTypeObject* module_type(const char* module, const char* name);
 // exchange_api.cc -----------------------------------------------------------------------------------------------------
 // The DLPackExchangeAPI of `type` (its __dlpack_c_exchange_api__ class attribute), or NULL. Keeps no reference.
 const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type);
-void bind_exchange_api(nb::module_& m, nb::handle tensor_type);
+void bind_exchange_api(nb::handle tensor_type);
 
 // tensor.cc -----------------------------------------------------------------------------------------------------------
 void bind_tensor(nb::module_& m);
@@ -347,6 +347,10 @@ void bind_torch_kernel(nb::module_& m);
 // The XLA FFI handlers (CPU, CUDA) that run a compiled session on XLA's buffers, as capsules for
 // jax.ffi.register_ffi_target.
 void bind_xla_ffi(nb::module_& m);
+
+// testing.cc ----------------------------------------------------------------------------------------------------------
+// ortdlpack._ortdlpack._testing, the test entry points: built with ORTDLPACK_PYTHON_TESTING=ON only.
+void bind_testing(nb::module_& m);
 
 // show_config.cc ------------------------------------------------------------------------------------------------------
 // What ortdlpack.show_config() asks the core about the env's EP devices.

@@ -394,9 +394,6 @@ void bind_dlpack(nb::module_& m) {
         "onnxruntime.OrtValue, ortdlpack.Tensor) or a DLPack capsule. copy: None (copy only if needed), True "
         "(always), False (never: CopyRequiredError, both ValueError and BufferError, if a copy is needed). device: "
         "move the result there (see Device).");
-  m.def(
-      "_legacy_capsule", [](nb::handle t) { return legacy_capsule_over(to_dlpack_versioned(tensor_of(t).tensor)); },
-      "A legacy 'dltensor' capsule of a Tensor for legacy-only consumers (read-only and sub-byte tensors too).");
   m.def("as_ortvalue", &as_ortvalue, nb::arg("x"), nb::sig("def as_ortvalue(x: object) -> onnxruntime.OrtValue"),
         "An onnxruntime.OrtValue over x's memory (anything from_dlpack takes), without a copy when x's layout allows "
         "one; x lives as long as the OrtValue. An OrtValue is returned as is.");

@@ -380,7 +380,7 @@ void bind_tensor(nb::module_& m) {
           nb::sig("def ortvalue(self) -> onnxruntime.OrtValue"),
           "An onnxruntime.OrtValue sharing this tensor's memory (and keeping it alive). CPU, CUDA and ROCm memory.")
       .def("__repr__", [](nb::handle self) { return repr(tensor_of(self).tensor); });
-  bind_exchange_api(m, cls);
+  bind_exchange_api(cls);
 }
 
 }  // namespace ortdlpack::py

@@ -7,7 +7,7 @@ import numpy as np
 import pytest
 
 import ortdlpack as od
-from conftest import DLManagedTensorVersioned, DLTensor, DLDataType, DLDevice, FakeProducer, _capi
+from conftest import DLManagedTensorVersioned, DLTensor, DLDataType, DLDevice, FakeProducer, _capi, entry_points
 from conftest import torch  # optional: tests using one skip without it
 
 
@@ -139,9 +139,9 @@ def test_to_py_object_frees_a_bad_tensor(api, collect):
 
 def test_torch_exchange_both_ways():
     x = torch.arange(6, dtype=torch.float32)
-    t = od._ortdlpack._exchange(x, od.Tensor)
+    t = entry_points().exchange(x, od.Tensor)
     assert isinstance(t, od.Tensor)
-    y = od._ortdlpack._exchange(t, torch.Tensor)
+    y = entry_points().exchange(t, torch.Tensor)
     assert isinstance(y, torch.Tensor) and y.data_ptr() == x.data_ptr()
 
 
@@ -268,7 +268,7 @@ def test_a_device_tensor_without_a_deleter_is_not_deleted():
 
 
 def test_exchange_through_tables_that_fail_without_a_result_is_buffer_error():
-    # Before: _exchange read the NULL results (a segmentation fault) or raised without an exception set.
+    # Before: exchange read the NULL results (a segmentation fault) or raised without an exception set.
     @FROM_PY_CB
     def silent_failure(obj, out):
         return -1
@@ -280,9 +280,9 @@ def test_exchange_through_tables_that_fail_without_a_result_is_buffer_error():
         return 0
 
     with pytest.raises(BufferError, match="managed_tensor_from_py_object_no_sync failed"):
-        od._ortdlpack._exchange(_producer_type(from_py=silent_failure)(), od.Tensor)
+        entry_points().exchange(_producer_type(from_py=silent_failure)(), od.Tensor)
     with pytest.raises(BufferError, match="managed_tensor_to_py_object_no_sync failed"):
-        od._ortdlpack._exchange(od.from_dlpack(np.arange(3.0)), _producer_type(from_py=silent_failure, to_py=no_object))
+        entry_points().exchange(od.from_dlpack(np.arange(3.0)), _producer_type(from_py=silent_failure, to_py=no_object))
 
 
 # --- device tensors handed over unordered, as torch's table does on CUDA --------------------------------------------
