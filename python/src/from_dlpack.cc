@@ -1,7 +1,7 @@
-// The Python DLPack protocol (Array API standard 2024.12): capsules, Tensor.__dlpack__ (producer) and
-// ortdlpack.from_dlpack (consumer). The tensors themselves are made and checked by the core (export.h, import.h).
+// ortdlpack.from_dlpack and as_ortvalue, and a feed's tensor for ortdlpack.run: a Python object's tensor asked of its
+// producer (its type's C exchange API, an ml_dtypes array's export, or __dlpack__ with the retries older producers
+// need), then imported (capsules.cc) or handed to onnxruntime as it is.
 #include <cstdint>
-#include <cstring>
 #include <optional>
 #include <string>
 
@@ -10,105 +10,6 @@
 
 namespace ortdlpack::py {
 namespace {
-
-constexpr const char* kVersioned = "dltensor_versioned";
-constexpr const char* kUsedVersioned = "used_dltensor_versioned";
-constexpr const char* kLegacy = "dltensor";
-constexpr const char* kUsedLegacy = "used_dltensor";
-
-// Capsule destructors: a capsule nobody consumed still owns its tensor. A consumer renames it to used_*, after which
-// the name no longer matches and nothing is freed here. PyCapsule_IsValid sets no error, so a pending exception
-// (the destructor may run during unwinding) is left alone.
-void versioned_destructor(PyObject* capsule) {
-  if (!PyCapsule_IsValid(capsule, kVersioned)) return;
-  auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kVersioned));
-  if (m->deleter != nullptr) m->deleter(m);
-}
-
-void legacy_destructor(PyObject* capsule) {
-  if (!PyCapsule_IsValid(capsule, kLegacy)) return;
-  auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kLegacy));
-  if (m->deleter != nullptr) m->deleter(m);
-}
-
-template <class Managed>
-nb::object to_capsule(Managed* m, const char* name, PyCapsule_Destructor destructor) {
-  PyObject* capsule = PyCapsule_New(m, name, destructor);
-  if (capsule == nullptr) {
-    m->deleter(m);
-    throw nb::python_error();
-  }
-  return nb::steal(capsule);
-}
-
-// max_version: None (legacy capsule) or a (major, minor) tuple; a versioned capsule for major >= 1.
-bool wants_versioned(nb::handle max_version) {
-  if (max_version.is_none()) return false;
-  if (!PyTuple_Check(max_version.ptr()) || NB_TUPLE_GET_SIZE(max_version.ptr()) != 2) {
-    throw nb::type_error("max_version must be None or a (major, minor) tuple of ints");
-  }
-  const long major = PyLong_AsLong(NB_TUPLE_GET_ITEM(max_version.ptr(), 0));
-  if (major == -1 && PyErr_Occurred()) {
-    clear_exception();
-    throw nb::type_error("max_version must be None or a (major, minor) tuple of ints");
-  }
-  return major >= 1;
-}
-
-// DLPack's `stream` argument as the core takes it (stream.h): None -> nullopt, an int -> its value. The values a
-// device accepts, and what each one means, are the core's (order_for_consumer).
-std::optional<int64_t> parse_stream(nb::handle stream) {
-  if (stream.is_none()) return std::nullopt;
-  if (!PyLong_Check(stream.ptr())) throw nb::type_error("stream must be None or an int");
-  int overflow = 0;
-  const long long v = PyLong_AsLongLongAndOverflow(stream.ptr(), &overflow);
-  if (overflow > 0) {  // a pointer above INT64_MAX: the same bits
-    return static_cast<int64_t>(PyLong_AsUnsignedLongLongMask(stream.ptr()));
-  }
-  if (overflow < 0) throw nb::value_error("stream must be None, -1 or a stream handle");
-  return static_cast<int64_t>(v);
-}
-
-// --- import ----------------------------------------------------------------------------------------------------
-
-// The one import route (capsules and the C exchange API): the core's import, placed (import.h). On failure the
-// caller still owns `m`; `consumed()` runs once the Tensor owns it (a capsule is renamed then, so that its
-// destructor does not free it again).
-template <class Managed, class Consumed>
-Tensor import_placed(Managed* m, CopyMode copy, const Target& target, bool immutable, Consumed consumed) {
-  ImportOptions options;
-  options.copy = copy;
-  options.target = target;
-  options.read_only = immutable;
-  options.run_copy = &run_without_gil;
-  Imported r = ortdlpack::from_dlpack(m, options);
-  consumed();
-  return std::move(r.tensor);
-}
-
-// Imports a DLPack capsule: ownership moves into the Tensor and the capsule is renamed used_*. On failure the capsule
-// is untouched and still owns its tensor. `immutable`: the capsule's producer's arrays are (immutable_producer).
-Tensor import_capsule(PyObject* capsule, CopyMode copy, const Target& target, bool immutable = false) {
-  const char* name = PyCapsule_GetName(capsule);
-  if (name == nullptr) throw nb::python_error();
-  if (std::strcmp(name, kVersioned) == 0) {
-    auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kVersioned));
-    if (m == nullptr) throw nb::python_error();
-    return import_placed(m, copy, target, immutable, [&] { PyCapsule_SetName(capsule, kUsedVersioned); });
-  }
-  if (std::strcmp(name, kLegacy) == 0) {
-    auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kLegacy));
-    if (m == nullptr) throw nb::python_error();
-    return import_placed(m, copy, target, immutable, [&] { PyCapsule_SetName(capsule, kUsedLegacy); });
-  }
-  if (std::strcmp(name, kUsedVersioned) == 0 || std::strcmp(name, kUsedLegacy) == 0) {
-    throw Error(ErrorKind::kInvalidArgument,
-                "this DLPack capsule was already consumed (a capsule can be imported once)");
-  }
-  throw nb::type_error(("a PyCapsule named '" + std::string(name) +
-                        "' is not a DLPack tensor (expected 'dltensor_versioned' or 'dltensor')")
-                           .c_str());
-}
 
 // x's tensor through its type's C exchange API (DLPack 1.3): one C call, no capsule. The producer hands it over
 // unordered (no_sync): a device tensor is kept only when `device_tensors` and ortdlpack's stream can be ordered after
@@ -266,57 +167,11 @@ Tensor import_object(nb::handle x, nb::handle device, nb::handle copy, const cha
 
 }  // namespace
 
-Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& target) {
-  bool owned = false;  // by the Tensor, once imported
-  try {
-    return import_placed(m, copy, target, false, [&] { owned = true; });
-  } catch (...) {
-    if (!owned && m != nullptr && m->deleter != nullptr) m->deleter(m);
-    throw;
-  }
-}
-
-void order_for_consumer_without_gil(const Tensor& t, std::optional<int64_t> consumer) {
-  if (t.host_accessible()) {
-    order_for_consumer(t, consumer);  // checks the stream value; never waits
-    return;
-  }
-  // Complete for the consumer's stream (docs/streams.md): may wait on the host.
-  nb::gil_scoped_release release;
-  order_for_consumer(t, consumer);
-}
-
-CopyMode to_copy_mode(nb::handle copy) {
-  if (copy.is_none()) return CopyMode::kIfNeeded;
-  if (copy.ptr() == Py_True) return CopyMode::kAlways;
-  if (copy.ptr() == Py_False) return CopyMode::kNever;
-  throw nb::type_error("copy must be True, False or None");
-}
-
-void run_without_gil(const std::function<void()>& copy) {
-  nb::gil_scoped_release release;
-  copy();
-}
-
-nb::object wrap(Tensor t) { return nb::cast(PyTensor(std::move(t)), nb::rv_policy::move); }
-
-nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
-                         nb::handle copy) {
-  const Tensor& t = tensor_of(self).tensor;
-  const bool versioned = wants_versioned(max_version);
-  const CopyMode mode = to_copy_mode(copy);
-  const std::optional<int64_t> consumer = parse_stream(stream);
-  const Placed p = place(t, to_target(dl_device, "dl_device"), mode, "__dlpack__", nullptr, &run_without_gil);
-  order_for_consumer_without_gil(p.tensor, consumer);
-  if (versioned) {
-    return to_capsule(to_dlpack_versioned(p.tensor, p.copied ? DLPACK_FLAG_BITMASK_IS_COPIED : 0), kVersioned,
-                      versioned_destructor);
-  }
-  return to_capsule(to_dlpack_legacy(p.tensor), kLegacy, legacy_destructor);
-}
-
-nb::object legacy_capsule_over(DLManagedTensorVersioned* inner) {
-  return to_capsule(legacy_view(inner), kLegacy, legacy_destructor);
+nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
+  Tensor t = import_any(x, device, copy, "from_dlpack: x");
+  // An ortdlpack.Tensor that stays where it is, is returned as itself.
+  if (is_tensor(x) && t.ort_value() == tensor_of(x).tensor.ort_value()) return nb::borrow(x);
+  return wrap(std::move(t));
 }
 
 // as_ortvalue: x's DLPack tensor goes to onnxruntime's OrtValue.from_dlpack as it is when that reads it correctly
@@ -344,10 +199,9 @@ nb::object as_ortvalue(nb::handle x) {
       if (PyObject* cap = PyObject_CallMethodObjArgs(x.ptr(), names().dlpack, nullptr)) {
         // What onnxruntime asks a producer for: its legacy capsule.
         nb::object capsule = nb::steal(cap);
-        if (PyCapsule_IsValid(cap, kLegacy) &&
-            py::is_plain(static_cast<DLManagedTensor*>(PyCapsule_GetPointer(cap, kLegacy))->dl_tensor)) {
-          return ortvalue_from_capsule(capsule);
-        }
+        uint64_t flags = 0;
+        const DLTensor* t = capsule_tensor(cap, flags);
+        if (t != nullptr && py::is_plain(*t, flags)) return ortvalue_from_capsule(as_legacy_capsule(capsule));
       } else {
         clear_exception();  // e.g. numpy exports no read-only array as a legacy capsule: the versioned route below does
       }
@@ -375,13 +229,6 @@ nb::object numpy_view_of(nb::handle x) {
     return nb::object();
   }
   return numpy_over(m);
-}
-
-nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
-  Tensor t = import_any(x, device, copy, "from_dlpack: x");
-  // An ortdlpack.Tensor that stays where it is, is returned as itself.
-  if (is_tensor(x) && t.ort_value() == tensor_of(x).tensor.ort_value()) return nb::borrow(x);
-  return wrap(std::move(t));
 }
 
 void bind_dlpack(nb::module_& m) {
