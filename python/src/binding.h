@@ -174,13 +174,15 @@ Tensor import_capsule(PyObject* capsule, CopyMode copy, const Target& target, bo
 Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& target);
 
 // from_dlpack.cc ------------------------------------------------------------------------------------------------------
-// What from_dlpack imports, as a core Tensor (no Python object made). `what` names `x` in the TypeError for an
-// object that is no DLPack tensor. JAX arrays and TensorFlow tensors, immutable by contract, import read-only.
+// What from_dlpack imports, as a core Tensor (no Python object made), its producer asked once. `what` names `x` in
+// the TypeError for an object that is no DLPack tensor. JAX arrays and TensorFlow tensors, immutable by contract,
+// import read-only.
 Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* what);
 nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy);
-// A host tensor of a producer with a C exchange API (torch) as a numpy array over its memory, when numpy has its
-// dtype: what onnxruntime's run reads as it is, with no ORT value in between. An invalid object otherwise.
-nb::object numpy_view_of(nb::handle x);
+// A feed of a producer with a C exchange API (torch), its producer asked once: a host tensor as a numpy array over its
+// memory when numpy has its dtype (what onnxruntime's run reads as it is, with no ORT value in between); any other
+// tensor imported as import_any imports it, into `imported`. Neither (an invalid object) for other producers.
+nb::object numpy_view_of(nb::handle x, std::optional<Tensor>& imported);
 void bind_dlpack(nb::module_& m);
 
 // ortvalue.cc ---------------------------------------------------------------------------------------------------------

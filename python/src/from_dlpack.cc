@@ -1,9 +1,10 @@
-// ortdlpack.from_dlpack and as_ortvalue, and a feed's tensor for ortdlpack.run: a Python object's tensor asked of its
-// producer (its type's C exchange API, an ml_dtypes array's export, or __dlpack__ with the retries older producers
-// need), then imported (capsules.cc) or handed to onnxruntime as it is.
+// ortdlpack.from_dlpack and as_ortvalue, and a feed's tensor for ortdlpack.run: a Python object's tensor, its producer
+// asked for it once (ask: its type's C exchange API, an ml_dtypes array's export, or __dlpack__ with the retries older
+// producers need), then imported (capsules.cc) or handed to onnxruntime as it is.
 #include <cstdint>
 #include <optional>
 #include <string>
+#include <utility>
 
 #include "binding.h"
 #include "dlpack_layout.h"
@@ -12,12 +13,12 @@ namespace ortdlpack::py {
 namespace {
 
 // x's tensor through its type's C exchange API (DLPack 1.3): one C call, no capsule. The producer hands it over
-// unordered (no_sync): a device tensor is kept only when `device_tensors` and ortdlpack's stream can be ordered after
-// the producer's current work stream (adopt_producer_work), as __dlpack__(stream=ours) would have the producer order
-// it. NULL when this route does not apply, cannot order the tensor, or the producer's table refuses it (torch's refuses
-// quantized and sparse tensors with a RuntimeError; its __dlpack__ says BufferError, as the protocol wants): __dlpack__
-// then decides.
-DLManagedTensorVersioned* exchange_export(nb::handle x, bool device_tensors) {
+// unordered (no_sync): a device tensor is kept only when ortdlpack's stream can be ordered after the producer's
+// current work stream (adopt_producer_work), as __dlpack__(stream=ours) would have the producer order it. NULL when
+// this route does not apply, cannot order the tensor, or the producer's table refuses it (torch's refuses quantized
+// and sparse tensors with a RuntimeError; its __dlpack__ says BufferError, as the protocol wants): __dlpack__ then
+// decides.
+DLManagedTensorVersioned* exchange_export(nb::handle x) {
   const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()));
   DLManagedTensorVersioned* m = nullptr;
   if (api == nullptr) return nullptr;
@@ -29,7 +30,7 @@ DLManagedTensorVersioned* exchange_export(nb::handle x, bool device_tensors) {
   const DLDevice device = m->dl_tensor.device;
   if (device.device_type == kDLCPU) return m;
   void* producer_stream = nullptr;
-  if (device_tensors && api->current_work_stream != nullptr &&
+  if (api->current_work_stream != nullptr &&
       api->current_work_stream(device.device_type, device.device_id, &producer_stream) == 0) {
     nb::gil_scoped_release release;  // the host may wait for the producer's stream
     if (adopt_producer_work(device, reinterpret_cast<uintptr_t>(producer_stream))) return m;
@@ -94,7 +95,7 @@ uintptr_t stream_for_producer(nb::handle x) {
 // on CPython 3.10) is asked for the tensor where it is (placing moves it); one older than the 2023.12 standard
 // (TypeError for the keywords) is asked again with `stream` alone, then plainly (it then cannot order its work before
 // ours). Whatever the producer did not do, placing the import does (a producer that copied says so with IS_COPIED).
-// `stream`: stream_for_producer(x), asked once by the caller.
+// `stream`: stream_for_producer(x).
 nb::object call_dlpack(nb::handle x, const Target& target, nb::handle copy, uintptr_t stream) {
   const Names& n = names();
   nb::object stream_value, device_tuple;
@@ -142,17 +143,30 @@ nb::object call_dlpack(nb::handle x, const Target& target, nb::handle copy, uint
   return nb::steal(r);
 }
 
-// What from_dlpack imports (import_any); `known_stream`: stream_for_producer(x) when the caller asked it already.
-Tensor import_object(nb::handle x, nb::handle device, nb::handle copy, const char* what,
-                     std::optional<uintptr_t> known_stream) {
-  const CopyMode mode = to_copy_mode(copy);
-  const Target target = to_target(device, "device");
-  if (is_tensor(x)) return place(tensor_of(x).tensor, target, mode, "from_dlpack", nullptr, &run_without_gil).tensor;
-  if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
-  if (DLManagedTensorVersioned* m = exchange_export(x, true)) return import_owned(m, mode, target);
-  if (DLManagedTensorVersioned* m = numpy_extension_export(x)) return import_owned(m, mode, target);
-  // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
-  if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
+// What a producer handed over when asked once (ask): a DLPack tensor (its type's C exchange API's, or an ml_dtypes
+// array's) or a capsule (its __dlpack__'s), with the stream named to it (0: none). The tensor is owned here until
+// imported or handed on (release).
+struct Handed {
+  Handed() = default;
+  Handed(const Handed&) = delete;
+  Handed& operator=(const Handed&) = delete;
+  ~Handed() {
+    if (tensor != nullptr && tensor->deleter != nullptr) tensor->deleter(tensor);
+  }
+  DLManagedTensorVersioned* release() { return std::exchange(tensor, nullptr); }
+
+  DLManagedTensorVersioned* tensor = nullptr;
+  nb::object capsule;
+  bool immutable = false;  // the producer's arrays are (immutable_producer), though its capsule says nothing
+  uintptr_t stream = 0;
+};
+
+// Asks `x` (no Tensor, capsule nor OrtValue: the caller took those) for its tensor, once: through its type's C
+// exchange API, as an ml_dtypes array numpy cannot export, else through __dlpack__ (placed at `target`, `copy` as
+// given). TypeError naming `what` for an object that is no DLPack producer.
+void ask(nb::handle x, const Target& target, nb::handle copy, const char* what, Handed& h) {
+  if ((h.tensor = exchange_export(x)) != nullptr) return;
+  if ((h.tensor = numpy_extension_export(x)) != nullptr) return;
   if (!PyObject_HasAttr(x.ptr(), names().dlpack)) {
     throw nb::type_error((std::string(what) +
                           " must be a DLPack producer (an object with __dlpack__) or a DLPack "
@@ -160,12 +174,29 @@ Tensor import_object(nb::handle x, nb::handle device, nb::handle copy, const cha
                           type_name(x.ptr()))
                              .c_str());
   }
-  const uintptr_t stream = known_stream ? *known_stream : stream_for_producer(x);
-  nb::object capsule = call_dlpack(x, target, copy, stream);
-  return import_capsule(capsule.ptr(), mode, target, immutable_producer(Py_TYPE(x.ptr())));
+  h.stream = stream_for_producer(x);
+  h.capsule = call_dlpack(x, target, copy, h.stream);
+  h.immutable = immutable_producer(Py_TYPE(x.ptr()));
+}
+
+Tensor import_handed(Handed& h, CopyMode copy, const Target& target) {
+  if (h.tensor != nullptr) return import_owned(h.release(), copy, target);
+  return import_capsule(h.capsule.ptr(), copy, target, h.immutable);
 }
 
 }  // namespace
+
+Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* what) {
+  const CopyMode mode = to_copy_mode(copy);
+  const Target target = to_target(device, "device");
+  if (is_tensor(x)) return place(tensor_of(x).tensor, target, mode, "from_dlpack", nullptr, &run_without_gil).tensor;
+  if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
+  // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
+  if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
+  Handed h;
+  ask(x, target, copy, what, h);
+  return import_handed(h, mode, target);
+}
 
 nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
   Tensor t = import_any(x, device, copy, "from_dlpack: x");
@@ -174,61 +205,46 @@ nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
   return wrap(std::move(t));
 }
 
-// as_ortvalue: x's DLPack tensor goes to onnxruntime's OrtValue.from_dlpack as it is when that reads it correctly
-// (is_plain, import.h): one import, onnxruntime's. Otherwise ortdlpack imports it (copying what must be copied) and
-// exports that.
-// A producer whose tensors are in memory with a stream (stream_for_producer) is asked through import_any, which names
-// ortdlpack's stream (streams.md rule 1), and ortvalue_of completes what is pending on it: asked plainly, such a
-// producer would order nothing before onnxruntime's reads.
+// as_ortvalue: x's tensor goes to onnxruntime's OrtValue.from_dlpack as it is when that reads it correctly (is_plain,
+// onnxruntime_devices.h): one import, onnxruntime's. Otherwise ortdlpack imports it (copying what must be copied) and
+// exports that. A tensor in memory with a stream is ordered on ortdlpack's (a C exchange API's device tensor after
+// adopting the producer's work, a producer's named ortdlpack's stream: streams.md rule 1), which ortvalue_of completes:
+// onnxruntime would order nothing before its reads.
 nb::object as_ortvalue(nb::handle x) {
   if (is_ortvalue(x)) return nb::borrow(x);
   if (is_tensor(x)) return ortvalue_of(tensor_of(x).tensor);
   if (PyCapsule_CheckExact(x.ptr()))
     return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
-  if (exchange_api_of(Py_TYPE(x.ptr())) != nullptr) {
-    if (DLManagedTensorVersioned* m = exchange_export(x, true)) {
-      // A device tensor is ordered on ortdlpack's stream, which ortvalue_of completes; onnxruntime would not wait.
-      if (m->dl_tensor.device.device_type == kDLCPU && py::is_plain(m->dl_tensor, m->flags)) {
-        return ortvalue_from_capsule(legacy_capsule_over(m));
-      }
-      return ortvalue_of(import_owned(m, CopyMode::kIfNeeded, Target::anywhere()));
+  Handed h;
+  ask(x, Target::anywhere(), nb::none(), "as_ortvalue: x", h);
+  if (h.tensor != nullptr) {
+    if (h.tensor->dl_tensor.device.device_type == kDLCPU && py::is_plain(h.tensor->dl_tensor, h.tensor->flags)) {
+      return ortvalue_from_capsule(legacy_capsule_over(h.release()));
     }
-  } else {
-    const uintptr_t stream = stream_for_producer(x);  // asked once: import_object is told it
-    if (stream == 0) {
-      if (PyObject* cap = PyObject_CallMethodObjArgs(x.ptr(), names().dlpack, nullptr)) {
-        // What onnxruntime asks a producer for: its legacy capsule.
-        nb::object capsule = nb::steal(cap);
-        uint64_t flags = 0;
-        const DLTensor* t = capsule_tensor(cap, flags);
-        if (t != nullptr && py::is_plain(*t, flags)) return ortvalue_from_capsule(as_legacy_capsule(capsule));
-      } else {
-        clear_exception();  // e.g. numpy exports no read-only array as a legacy capsule: the versioned route below does
-      }
-    }
-    return ortvalue_of(import_object(x, nb::none(), nb::none(), "as_ortvalue: x", stream));
+  } else if (h.stream == 0) {
+    uint64_t flags = 0;
+    const DLTensor* t = capsule_tensor(h.capsule.ptr(), flags);
+    if (t != nullptr && py::is_plain(*t, flags)) return ortvalue_from_capsule(as_legacy_capsule(h.capsule));
   }
-  return ortvalue_of(import_any(x, nb::none(), nb::none(), "as_ortvalue: x"));
+  return ortvalue_of(import_handed(h, CopyMode::kIfNeeded, Target::anywhere()));
 }
 
-Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* what) {
-  return import_object(x, device, copy, what, std::nullopt);
-}
-
-nb::object numpy_view_of(nb::handle x) {
+nb::object numpy_view_of(nb::handle x, std::optional<Tensor>& imported) {
   if (exchange_api_of(Py_TYPE(x.ptr())) == nullptr) return nb::object();
-  DLManagedTensorVersioned* m = exchange_export(x, false);
-  if (m == nullptr) return nb::object();
-  ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-  try {
-    type = from_dlpack_dtype(m->dl_tensor.dtype);
-  } catch (const Error&) {  // a dtype ORT has not: the import says so
+  Handed h;
+  ask(x, Target::anywhere(), nb::none(), "the tensor", h);
+  const DLManagedTensorVersioned* m = h.tensor;
+  if (m != nullptr && m->dl_tensor.device.device_type == kDLCPU && m->dl_tensor.ndim >= 0 &&
+      m->dl_tensor.ndim <= kMaxNdim) {
+    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    try {
+      type = from_dlpack_dtype(m->dl_tensor.dtype);
+    } catch (const Error&) {  // a dtype ORT has not: the import says so
+    }
+    if (py::numpy_has(type)) return numpy_over(h.release());
   }
-  if (!py::numpy_has(type) || m->dl_tensor.ndim < 0 || m->dl_tensor.ndim > kMaxNdim) {
-    m->deleter(m);
-    return nb::object();
-  }
-  return numpy_over(m);
+  imported = import_handed(h, CopyMode::kIfNeeded, Target::anywhere());
+  return nb::object();
 }
 
 void bind_dlpack(nb::module_& m) {
