@@ -159,15 +159,11 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
 // A legacy "dltensor" capsule over a versioned export (legacy_view, export.h), for legacy-only consumers such as
 // onnxruntime's OrtValue.from_dlpack: read-only and packed sub-byte tensors pass too.
 nb::object legacy_capsule_over(DLManagedTensorVersioned* inner);
-// The DLTensor of an unconsumed DLPack capsule of either kind, with its flags (0 for a legacy one); NULL for any
-// other capsule.
-const DLTensor* capsule_tensor(PyObject* capsule, uint64_t& flags);
-// An unconsumed DLPack capsule as a legacy one: a legacy capsule as it is, a versioned one consumed into
-// legacy_capsule_over (for onnxruntime's OrtValue.from_dlpack).
-nb::object as_legacy_capsule(nb::handle capsule);
-// Imports a DLPack capsule placed at `target`: ownership moves into the Tensor and the capsule is renamed used_*. On
-// failure the capsule is untouched and still owns its tensor. `immutable`: its producer's arrays are
-// (immutable_producer).
+// An unconsumed DLPack capsule whose tensor onnxruntime's OrtValue.from_dlpack reads as it is (py::is_plain) as the
+// legacy capsule it takes (a versioned one consumed into legacy_capsule_over); an invalid object for any other.
+nb::object plain_legacy_capsule(nb::handle capsule);
+// Imports a DLPack capsule placed at `target`: the Tensor owns its tensor and the capsule is renamed used_* (on failure
+// the capsule still owns it). `immutable`: its producer's arrays are (immutable_producer).
 Tensor import_capsule(PyObject* capsule, CopyMode copy, const Target& target, bool immutable = false);
 // Imports a DLPack tensor handed to the binding (from a C exchange API or an export of its own), placed at `target`:
 // the Tensor owns it, or, if the import fails, its deleter has run (the one free-on-failure rule of the binding).
@@ -178,7 +174,6 @@ Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& ta
 // the TypeError for an object that is no DLPack tensor. JAX arrays and TensorFlow tensors, immutable by contract,
 // import read-only.
 Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* what);
-nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy);
 // A feed of a producer with a C exchange API (torch), its producer asked once: a host tensor as a numpy array over its
 // memory when numpy has its dtype (what onnxruntime's run reads as it is, with no ORT value in between); any other
 // tensor imported as import_any imports it, into `imported`. Neither (an invalid object) for other producers.
@@ -249,11 +244,8 @@ void run_without_gil(const std::function<void()>& copy);
 void order_for_consumer_without_gil(const Tensor& t, std::optional<int64_t> consumer);
 
 // numpy_arrays.cc -----------------------------------------------------------------------------------------------------
-// Imports numpy's C API (bind_tensor, before any other function of the file).
-void import_numpy();
-// Tensor.__array__(dtype=None, *, copy=None), numpy 2's protocol: copy=False raises (a ValueError) when a copy is
-// needed, for the memory (placement.h) and for the dtype alike.
-nb::object tensor_array(nb::handle self, nb::handle dtype, nb::handle copy);
+// Imports numpy's C API (before any other function of the file) and binds Tensor.__array__ and Tensor.numpy().
+void bind_numpy(nb::class_<PyTensor>& cls);
 // A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed
 // sub-byte types, which numpy (ml_dtypes) holds one element per byte: then only when `copy` allows.
 nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy);

@@ -105,21 +105,16 @@ nb::object legacy_capsule_over(DLManagedTensorVersioned* inner) {
   return to_capsule(legacy_view(inner), kLegacy, legacy_destructor);
 }
 
-const DLTensor* capsule_tensor(PyObject* capsule, uint64_t& flags) {
-  flags = 0;
-  if (PyCapsule_IsValid(capsule, kLegacy)) {
-    return &static_cast<DLManagedTensor*>(PyCapsule_GetPointer(capsule, kLegacy))->dl_tensor;
+nb::object plain_legacy_capsule(nb::handle capsule) {
+  PyObject* c = capsule.ptr();
+  if (PyCapsule_IsValid(c, kLegacy)) {
+    const auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, kLegacy));
+    return py::is_plain(m->dl_tensor) ? nb::borrow(capsule) : nb::object();
   }
-  if (!PyCapsule_IsValid(capsule, kVersioned)) return nullptr;
-  const auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule, kVersioned));
-  flags = m->flags;
-  return &m->dl_tensor;
-}
-
-nb::object as_legacy_capsule(nb::handle capsule) {
-  if (!PyCapsule_IsValid(capsule.ptr(), kVersioned)) return nb::borrow(capsule);
-  auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(capsule.ptr(), kVersioned));
-  if (PyCapsule_SetName(capsule.ptr(), kUsedVersioned) != 0) throw nb::python_error();
+  if (!PyCapsule_IsValid(c, kVersioned)) return nb::object();
+  auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, kVersioned));
+  if (!py::is_plain(m->dl_tensor, m->flags)) return nb::object();
+  if (PyCapsule_SetName(c, kUsedVersioned) != 0) throw nb::python_error();
   return legacy_capsule_over(m);
 }
 

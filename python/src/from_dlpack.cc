@@ -198,6 +198,8 @@ Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* 
   return import_handed(h, mode, target);
 }
 
+namespace {
+
 nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
   Tensor t = import_any(x, device, copy, "from_dlpack: x");
   // An ortdlpack.Tensor that stays where it is, is returned as itself.
@@ -222,12 +224,13 @@ nb::object as_ortvalue(nb::handle x) {
       return ortvalue_from_capsule(legacy_capsule_over(h.release()));
     }
   } else if (h.stream == 0) {
-    uint64_t flags = 0;
-    const DLTensor* t = capsule_tensor(h.capsule.ptr(), flags);
-    if (t != nullptr && py::is_plain(*t, flags)) return ortvalue_from_capsule(as_legacy_capsule(h.capsule));
+    const nb::object legacy = plain_legacy_capsule(h.capsule);
+    if (legacy.is_valid()) return ortvalue_from_capsule(legacy);
   }
   return ortvalue_of(import_handed(h, CopyMode::kIfNeeded, Target::anywhere()));
 }
+
+}  // namespace
 
 nb::object numpy_view_of(nb::handle x, std::optional<Tensor>& imported) {
   if (exchange_api_of(Py_TYPE(x.ptr())) == nullptr) return nb::object();

@@ -66,10 +66,6 @@ nb::object array_over(void* data, ONNXTensorElementDataType type, int ndim, cons
 
 }  // namespace
 
-void import_numpy() {
-  if (_import_array() < 0) throw nb::python_error();
-}
-
 nb::object numpy_dtype_of(ONNXTensorElementDataType type) {
   return nb::borrow(reinterpret_cast<PyObject*>(descr_of(type)));
 }
@@ -114,6 +110,10 @@ nb::object numpy_over(DLManagedTensorVersioned* m) {
                     (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, owner);
 }
 
+namespace {
+
+// Tensor.__array__(dtype=None, *, copy=None), numpy 2's protocol: copy=False raises (a ValueError) when a copy is
+// needed, for the memory (placement.h) and for the dtype alike.
 nb::object tensor_array(nb::handle self, nb::handle dtype, nb::handle copy) {
   const Tensor& t = tensor_of(self).tensor;
   const CopyMode mode = to_copy_mode(copy);
@@ -135,6 +135,20 @@ nb::object tensor_array(nb::handle self, nb::handle dtype, nb::handle copy) {
     }
   }
   return arr;
+}
+
+}  // namespace
+
+void bind_numpy(nb::class_<PyTensor>& cls) {
+  if (_import_array() < 0) throw nb::python_error();
+  cls.def("__array__", &tensor_array, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
+          nb::sig("def __array__(self, dtype: object | None = None, *, copy: bool | None = None) -> numpy.ndarray"),
+          "A numpy array sharing the tensor's host memory (copied to the host first for device memory). "
+          "copy=False: CopyRequiredError (a ValueError) when that, or the dtype, needs a copy.")
+      .def(
+          "numpy", [](nb::handle self) { return tensor_array(self, nb::none(), nb::none()); },
+          nb::sig("def numpy(self) -> numpy.ndarray"),
+          "Same as numpy.asarray(tensor): bfloat16/float8/int4 come as ml_dtypes dtypes.");
 }
 
 NumpyKind numpy_kind(nb::handle x) {

@@ -111,7 +111,6 @@ void bind_tensor(nb::module_& m) {
   auto cls = nb::class_<PyTensor>(
       m, "Tensor", "An ONNX Runtime tensor (a shared OrtValue) that speaks DLPack. Made by from_dlpack().");
   g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
-  import_numpy();
   // __dlpack__ and __dlpack_device__ are what every consumer calls: plain CPython methods (keywords read by hand)
   // cost less than nanobind's generic dispatch. Their typed stub signatures come from python/stubgen_patterns.txt.
   static PyMethodDef dlpack_def = {
@@ -129,25 +128,17 @@ void bind_tensor(nb::module_& m) {
   nb::object dlpack_device = nb::steal(PyDescr_NewMethod(g_tensor_type, &device_def));
   if (!dlpack_device.is_valid()) throw nb::python_error();
   nb::setattr(cls, "__dlpack_device__", dlpack_device);
-  cls.def("__array__", &tensor_array, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
-          nb::sig("def __array__(self, dtype: object | None = None, *, copy: bool | None = None) -> numpy.ndarray"),
-          "A numpy array sharing the tensor's host memory (copied to the host first for device memory). "
-          "copy=False: CopyRequiredError (a ValueError) when that, or the dtype, needs a copy.")
-      .def(
-          "numpy", [](nb::handle self) { return tensor_array(self, nb::none(), nb::none()); },
-          nb::sig("def numpy(self) -> numpy.ndarray"),
-          "Same as numpy.asarray(tensor): bfloat16/float8/int4 come as ml_dtypes dtypes.")
-      .def(
-          "to",
-          [](nb::handle self, nb::handle device) -> nb::object {
-            const Tensor& t = tensor_of(self).tensor;
-            const Placed p =
-                place(t, to_target(device, "device"), CopyMode::kIfNeeded, "to", nullptr, &run_without_gil);
-            return p.copied ? wrap(p.tensor) : nb::borrow(self);
-          },
-          nb::arg("device"),
-          nb::sig("def to(self, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> Tensor"),
-          "This tensor on `device` (itself when already there, else a copy).")
+  bind_numpy(cls);
+  cls.def(
+         "to",
+         [](nb::handle self, nb::handle device) -> nb::object {
+           const Tensor& t = tensor_of(self).tensor;
+           const Placed p = place(t, to_target(device, "device"), CopyMode::kIfNeeded, "to", nullptr, &run_without_gil);
+           return p.copied ? wrap(p.tensor) : nb::borrow(self);
+         },
+         nb::arg("device"),
+         nb::sig("def to(self, device: Device | str | tuple[int, int] | onnxruntime.OrtEpDevice) -> Tensor"),
+         "This tensor on `device` (itself when already there, else a copy).")
       .def_prop_ro(
           "shape", [](nb::handle self) { return shape_tuple(tensor_of(self).tensor); },
           nb::sig("def shape(self) -> tuple[int, ...]"))
