@@ -286,6 +286,16 @@ def test_exchange_through_tables_that_fail_without_a_result_is_buffer_error():
         entry_points().exchange(od.from_dlpack(np.arange(3.0)), _producer_type(from_py=silent_failure, to_py=no_object))
 
 
+def test_exchange_needs_a_type_with_a_table_on_both_sides():
+    t = od.from_dlpack(np.arange(3.0))
+    with pytest.raises(TypeError, match="to_type must be a type"):
+        entry_points().exchange(t, "Tensor")
+    with pytest.raises(TypeError, match="both types need a __dlpack_c_exchange_api__"):
+        entry_points().exchange(np.arange(3.0), od.Tensor)
+    with pytest.raises(TypeError, match="both types need a __dlpack_c_exchange_api__"):
+        entry_points().exchange(t, np.ndarray)
+
+
 # --- device tensors handed over unordered, as torch's table does on CUDA --------------------------------------------
 
 
