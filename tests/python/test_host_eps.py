@@ -32,10 +32,12 @@ class HostEp:
     names: tuple  # every name a user may write for it
     since: tuple  # the oldest onnxruntime the pinned package runs on (older ones refuse it; tested below)
     under_asan: bool = True  # whether its library runs in scripts/sanitize.sh's ASan-preloaded Python leg
+    options: tuple = ()  # (key, value) pairs a user's own onnxruntime session needs (QNN cannot choose a backend)
 
 
 HOST_EPS = {
-    "qnn": HostEp("qnn", "onnxruntime-qnn", "QNNExecutionProvider", ("qnn", "QNN", "QNNExecutionProvider"), (1, 24)),
+    "qnn": HostEp("qnn", "onnxruntime-qnn", "QNNExecutionProvider", ("qnn", "QNN", "QNNExecutionProvider"), (1, 24),
+                  options=(("backend_type", "htp"),)),
     "ggml": HostEp("ggml", "onnxruntime-ggml", "ggml", ("ggml", "GGML"), (1, 29)),
     # Registering its library with the ASan runtime preloaded aborts the process on an Intel CPU (docs/reliability.md,
     # section 1): scripts/sanitize.sh's leg never registers it.
@@ -89,7 +91,8 @@ def host_ep(request) -> HostEp:
     reason = _skip_reason(ep)
     if reason:
         pytest.skip(reason)
-    assert entry_points().resolve_provider(ep.names[0]) == ep.ep_name  # registers the package's library, once
+    od.Device(ep.names[0])  # registers the package's library, once (resolve_provider, as every path names an EP)
+    assert [d for d in ort.get_ep_devices() if d.ep_name == ep.ep_name]
     return ep
 
 
@@ -118,13 +121,13 @@ def affine_model() -> bytes:
 
 
 def inference_session(ep: HostEp, model: bytes) -> ort.InferenceSession:
-    """The user's own onnxruntime session on the EP: its EP devices with the options ortdlpack defaults
+    """The user's own onnxruntime session on the EP: its EP devices with the options it needs
     (add_provider_for_devices; onnxruntime 1.32's providers=["QNNExecutionProvider"] silently runs on the CPU EP)."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
     devices = [d for d in ort.get_ep_devices() if d.ep_name == ep.ep_name]
-    so.add_provider_for_devices(devices, entry_points().provider_options(ep.ep_name, {}))
+    so.add_provider_for_devices(devices, dict(ep.options))
     return ort.InferenceSession(model, so)
 
 
