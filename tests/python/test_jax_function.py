@@ -81,7 +81,7 @@ def test_jax_function_errors_in_the_handler_are_xla_s(jx, jmlp, models):
     with pytest.raises(RuntimeError, match="INVALID_ARGUMENT: jax_function: XLA element type 21 is not supported"):
         call(jnp.ones((2, 4), jnp.int4), session=np.uint64(add._compiled.id))  # S4: XLA's one element per byte
     with pytest.raises(RuntimeError, match="INTERNAL: run: the session failed: .*broadcast"):
-        ortdlpack.jax_function(models["add_broadcast"])(jnp.ones((2, 4)), jnp.ones((2, 3)))
+        ortdlpack.jax_function(models["add_broadcast"])(jnp.ones((2, 4), jnp.float32), jnp.ones((2, 3), jnp.float32))
 
 
 @pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16",
