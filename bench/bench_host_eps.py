@@ -32,7 +32,9 @@ import harness  # noqa: E402
 
 import ortdlpack  # noqa: E402
 
-EPS = (("CPU EP", "cpu"), ("QNN (HTP simulator)", "qnn"), ("ggml", "ggml"), ("OpenVINO", "openvino"))
+# (title, the name ortdlpack takes, the provider options the user's own session needs: QNN cannot choose a backend)
+EPS = (("CPU EP", "cpu", {}), ("QNN (HTP simulator)", "qnn", {"backend_type": "htp"}), ("ggml", "ggml", {}),
+       ("OpenVINO", "openvino", {}))
 BASE, RUN, SESSION = "session.run + numpy", "ortdlpack.run", "Session.run"
 
 
@@ -46,19 +48,19 @@ def model(shape) -> bytes:
     return m.SerializeToString()
 
 
-def inference_session(ep_name: str, data: bytes) -> ort.InferenceSession:
+def inference_session(ep_name: str, options: dict, data: bytes) -> ort.InferenceSession:
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.add_session_config_entry("session.intra_op.allow_spinning", "0")
     if ep_name == "CPUExecutionProvider":
         return ort.InferenceSession(data, so, providers=["CPUExecutionProvider"])
     devices = [d for d in ort.get_ep_devices() if d.ep_name == ep_name]
-    so.add_provider_for_devices(devices, ortdlpack._ortdlpack._provider_options(ep_name, {}))
+    so.add_provider_for_devices(devices, options)
     return ort.InferenceSession(data, so)
 
 
-def ways(ep: str, ep_name: str, data: bytes, x: torch.Tensor, y: torch.Tensor) -> list:
-    sess = inference_session(ep_name, data)
+def ways(ep: str, ep_name: str, options: dict, data: bytes, x: torch.Tensor, y: torch.Tensor) -> list:
+    sess = inference_session(ep_name, options, data)
     native = ortdlpack.Session(data, ep=ep, intra_op_num_threads=1, config={"session.intra_op.allow_spinning": "0"})
     feeds = {"x": x, "y": y}
     table = [
@@ -80,18 +82,16 @@ def main(argv=None) -> int:
     runner.header(f"onnxruntime {ort.__version__}", f"torch {torch.__version__}", f"ortdlpack {ortdlpack.__version__}")
     shapes = (("[1,1024]", (1, 1024)), ("[64,1024]", (64, 1024)))
     rows, skipped = [], []
-    for title, ep in EPS:
-        try:
-            ep_name = ortdlpack._ortdlpack._provider_name(ep)
-            if ep_name is None or (ep != "cpu" and not [d for d in ort.get_ep_devices() if d.ep_name == ep_name]):
-                raise RuntimeError("not installed")
+    for title, ep, options in EPS:
+        try:  # a session on the EP registers its package's library first, or says why it cannot
+            ep_name = ortdlpack.Session(model((1, 1)), ep=ep).get_providers()[0]
         except Exception as e:  # not installed, no device here, or this onnxruntime cannot host it
             skipped.append(f"{title}: {str(e).splitlines()[0][:200]}")
             continue
         for label, shape in shapes:
             x = torch.rand(shape)
             y = torch.rand(shape)
-            t = runner.compare(f"{title} {label}", ways(ep, ep_name, model(shape), x, y))
+            t = runner.compare(f"{title} {label}", ways(ep, ep_name, options, model(shape), x, y))
             base = t[BASE]
             rows.append((title, label, harness.us(base), harness.us(t[RUN]), harness.ratio(t[RUN] / base),
                          harness.us(t[SESSION]), harness.ratio(t[SESSION] / base),

@@ -43,7 +43,7 @@ def main(argv=None) -> int:
     runner.header(f"onnxruntime {ort.__version__}", f"torch {torch.__version__}", f"numpy {np.__version__}",
                   f"jax {jax.__version__}", f"ortdlpack {od.__version__}")
 
-    exchange = od._ortdlpack._exchange
+    exchange = od._ortdlpack._testing.exchange
     rows = []
     for label, n in (("4 KiB", 1024), ("64 MiB", 16 * 1024 * 1024)):
         a = np.arange(n, dtype=np.float32)
@@ -63,7 +63,7 @@ def main(argv=None) -> int:
         row("ORT -> torch", "`torch.from_dlpack(t)`",
             lambda: torch.from_dlpack(t), lambda: torch.from_dlpack(v),
             lambda: torch.from_numpy(v.numpy()))
-        row("ORT -> torch (C exchange API)", "`_exchange(t, torch.Tensor)`",
+        row("ORT -> torch (C exchange API)", "`_testing.exchange(t, torch.Tensor)`",
             lambda: exchange(t, torch.Tensor), lambda: torch.from_dlpack(v),
             lambda: torch.from_numpy(v.numpy()))
         row("ORT -> numpy", "`np.from_dlpack(t)`",

@@ -5,7 +5,7 @@
   arguments: allocator prototypes (any ndim, shape, dtype, device), managed tensors handed to
   ``managed_tensor_to_py_object_no_sync`` (every DLTensor field, flags, version, deleter), objects of other types,
   any device for ``current_work_stream``;
-- consumer: ``from_dlpack``, ``as_ortvalue`` and ``_exchange`` on objects of a type whose exchange table is hostile:
+- consumer: ``from_dlpack``, ``as_ortvalue`` and ``_testing.exchange`` on objects of a type whose exchange table is hostile:
   versions and ``prev_api`` chains (cycles too), missing functions, ``managed_tensor_from_py_object_no_sync`` that
   fails, succeeds without a tensor, or hands over a hostile tensor (NULL deleter, any device), and
   ``managed_tensor_to_py_object_no_sync`` that fails or succeeds without an object.
@@ -321,9 +321,9 @@ def fuzz_consumer(fdp):
         elif how == 1:
             result = od.as_ortvalue(x)
         elif how == 2:
-            result = od._ortdlpack._exchange(x, od.Tensor)
+            result = od._ortdlpack._testing.exchange(x, od.Tensor)
         else:
-            result = od._ortdlpack._exchange(od.from_dlpack(np.arange(3.0)), cls)
+            result = od._ortdlpack._testing.exchange(od.from_dlpack(np.arange(3.0)), cls)
     except ALLOWED:
         pass
     del result

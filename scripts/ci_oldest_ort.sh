@@ -22,7 +22,8 @@ if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import onnxruntime" 2
 fi
 echo "ci_oldest_ort: installing ortdlpack into $site (build dir build/python)"
 rm -rf "$site"
-.venv/bin/python -m pip install -q --no-build-isolation --no-deps --target "$site" -Cbuild-dir=build/python .
+.venv/bin/python -m pip install -q --no-build-isolation --no-deps --target "$site" -Cbuild-dir=build/python \
+  -Ccmake.define.ORTDLPACK_PYTHON_TESTING=ON .
 
 echo "== Python tests against onnxruntime $("$venv/bin/python" -c 'import onnxruntime; print(onnxruntime.__version__)')"
 PYTHONPATH="$site" "$venv/bin/python" -m pytest tests/python -q -p no:cacheprovider -rs "$@"

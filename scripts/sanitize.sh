@@ -86,7 +86,8 @@ if [[ $python == 1 ]]; then
   target="$root/build-asan/python-site"
   start=$SECONDS
   if "$py" -m pip install --no-build-isolation --no-deps --quiet --target "$target" --upgrade \
-       -Ccmake.define.ORTDLPACK_SANITIZE=ON -Cbuild-dir="$root/build-asan/python-build" . ; then
+       -Ccmake.define.ORTDLPACK_SANITIZE=ON -Ccmake.define.ORTDLPACK_PYTHON_TESTING=ON \
+       -Cbuild-dir="$root/build-asan/python-build" . ; then
     # CPython, numpy, torch and the wheel's ORT are not instrumented: the ASan runtime must be the first library
     # loaded (LD_PRELOAD). Leak checking is off: CPython and the extension modules keep interned objects and
     # arenas until exit by design, so LSan would report the interpreter, not ortdlpack (the deleter/ownership

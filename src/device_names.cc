@@ -160,7 +160,7 @@ DLDevice dl_device_from_name(const std::string& name) {
 
 const OrtEpDevice* ep_device_from_name(const std::string& name) {
   const auto [kind, id] = split_device_name(name);
-  const std::optional<std::string> ep = kind.empty() ? std::nullopt : provider_name(kind);
+  const std::optional<std::string> ep = kind.empty() ? std::nullopt : resolve_provider(kind);
   if (!ep) {
     throw Error(ErrorKind::kInvalidArgument, "unknown device '" + name +
                                                  "' (expected a DLPack device such as 'cpu', 'cuda:0', 'ext_dev:0', "

@@ -15,6 +15,7 @@ struct DtypeRow {
   DLDataType dl;
   const char* name;
   const char* onnx_name;  // as ONNX spells it inside "tensor(...)" (what onnxruntime's Python NodeArg.type reports)
+  int xla;                // XLA's PrimitiveType (xla_data.proto, the numbers of its FFI's DataType); 0: none
 };
 
 constexpr DLDataType dl(uint8_t code, uint8_t bits) { return DLDataType{code, bits, 1}; }
@@ -25,33 +26,35 @@ constexpr DLDataType dl(uint8_t code, uint8_t bits) { return DLDataType{code, bi
 // trip would change the type; DLPack 1.3 has no 2-bit codes either. float8e8m0 is here, under ORT's C number: ORT 1.32
 // holds it as asked; ORT 1.29 holds a C-API FLOAT8E8M0 tensor as INT2, which allocate and import refuse
 // (detail::check_holds: an ORT that holds a requested type as another is refused wherever ortdlpack creates one).
+// XLA's number is 0 for the 4-bit types: XLA's FFI sizes their buffers one element per byte (ffi::ByteWidth), where
+// ONNX packs two to a byte.
 constexpr DtypeRow kDtypes[] = {
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, dl(kDLBool, 8), "bool", "bool"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, dl(kDLInt, 8), "int8", "int8"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, dl(kDLInt, 16), "int16", "int16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, dl(kDLInt, 32), "int32", "int32"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, dl(kDLInt, 64), "int64", "int64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, dl(kDLUInt, 8), "uint8", "uint8"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, dl(kDLUInt, 16), "uint16", "uint16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, dl(kDLUInt, 32), "uint32", "uint32"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, dl(kDLUInt, 64), "uint64", "uint64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, dl(kDLFloat, 16), "float16", "float16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, dl(kDLFloat, 32), "float32", "float"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, dl(kDLFloat, 64), "float64", "double"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, dl(kDLBfloat, 16), "bfloat16", "bfloat16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64, dl(kDLComplex, 64), "complex64", "complex64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128, dl(kDLComplex, 128), "complex128", "complex128"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, dl(kDLFloat8_e4m3fn, 8), "float8_e4m3fn", "float8e4m3fn"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, dl(kDLFloat8_e4m3fnuz, 8), "float8_e4m3fnuz", "float8e4m3fnuz"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, dl(kDLFloat8_e5m2, 8), "float8_e5m2", "float8e5m2"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, dl(kDLFloat8_e5m2fnuz, 8), "float8_e5m2fnuz", "float8e5m2fnuz"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, dl(kDLInt, 4), "int4", "int4"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, dl(kDLUInt, 4), "uint4", "uint4"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, dl(kDLBool, 8), "bool", "bool", 1},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, dl(kDLInt, 8), "int8", "int8", 2},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, dl(kDLInt, 16), "int16", "int16", 3},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, dl(kDLInt, 32), "int32", "int32", 4},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, dl(kDLInt, 64), "int64", "int64", 5},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, dl(kDLUInt, 8), "uint8", "uint8", 6},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, dl(kDLUInt, 16), "uint16", "uint16", 7},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, dl(kDLUInt, 32), "uint32", "uint32", 8},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, dl(kDLUInt, 64), "uint64", "uint64", 9},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, dl(kDLFloat, 16), "float16", "float16", 10},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, dl(kDLFloat, 32), "float32", "float", 11},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, dl(kDLFloat, 64), "float64", "double", 12},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, dl(kDLBfloat, 16), "bfloat16", "bfloat16", 16},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64, dl(kDLComplex, 64), "complex64", "complex64", 15},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128, dl(kDLComplex, 128), "complex128", "complex128", 18},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, dl(kDLFloat8_e4m3fn, 8), "float8_e4m3fn", "float8e4m3fn", 20},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, dl(kDLFloat8_e4m3fnuz, 8), "float8_e4m3fnuz", "float8e4m3fnuz", 25},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, dl(kDLFloat8_e5m2, 8), "float8_e5m2", "float8e5m2", 19},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, dl(kDLFloat8_e5m2fnuz, 8), "float8_e5m2fnuz", "float8e5m2fnuz", 24},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, dl(kDLInt, 4), "int4", "int4", 0},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, dl(kDLUInt, 4), "uint4", "uint4", 0},
 #if ORT_API_VERSION >= 24  // float4e2m1 came with ORT 1.24 (headers and runtime)
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, dl(kDLFloat4_e2m1fn, 4), "float4_e2m1fn", "float4e2m1"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, dl(kDLFloat4_e2m1fn, 4), "float4_e2m1fn", "float4e2m1", 0},
 #endif
 #if ORT_API_VERSION >= 29  // float8e8m0: in the pinned 1.29 headers; an older runtime refuses such tensors itself
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0, dl(kDLFloat8_e8m0fnu, 8), "float8_e8m0fnu", "float8e8m0"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0, dl(kDLFloat8_e8m0fnu, 8), "float8_e8m0fnu", "float8e8m0", 33},
 #endif
 };
 
@@ -115,6 +118,13 @@ ONNXTensorElementDataType dtype_from_onnx_name(const std::string& name) {
     if (name == row.onnx_name) return row.onnx;
   }
   return name == "string" ? ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING : ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+}
+
+ONNXTensorElementDataType dtype_from_xla(int primitive_type) {
+  for (const DtypeRow& row : kDtypes) {
+    if (row.xla != 0 && row.xla == primitive_type) return row.onnx;
+  }
+  return ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
 }
 
 const char* onnx_dtype_name(ONNXTensorElementDataType type) {

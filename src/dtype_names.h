@@ -1,5 +1,6 @@
-// Internal: element types by the numpy-style names dtype_name() (dtype.h) gives them, for bindings that take a
-// dtype by name (the Python binding's torch and JAX ops). No C++ user calls it.
+// Internal: element types as bindings spell them, by the core's one dtype table (dtype.cc): by the numpy-style names
+// dtype_name() (dtype.h) gives them, for bindings that take a dtype by name (the Python binding's torch and JAX ops),
+// and by XLA's numbers, for the binding's XLA FFI handler. No C++ user calls them.
 #pragma once
 
 #include <onnxruntime_c_api.h>
@@ -8,5 +9,10 @@ namespace ortdlpack {
 
 // The ONNX element type with that numpy-style name; throws Error(kInvalidArgument) for an unknown name.
 ONNXTensorElementDataType dtype_from_name(const char* name);
+
+// The ONNX element type of XLA's PrimitiveType `primitive_type` (xla_data.proto; XLA's FFI numbers its DataType the
+// same), UNDEFINED for a type the table does not map (XLA-only float8 variants, tokens, the 4-bit types, whose
+// buffers XLA's FFI sizes one element per byte).
+ONNXTensorElementDataType dtype_from_xla(int primitive_type);
 
 }  // namespace ortdlpack

@@ -288,7 +288,7 @@ std::string canonical_ep_name(const std::string& name) {
   return ep != nullptr ? ep->ep_name : name;
 }
 
-std::optional<std::string> provider_name(const std::string& name) {
+std::optional<std::string> resolve_provider(const std::string& name) {
   if (name.empty()) throw Error(ErrorKind::kInvalidArgument, "an execution provider name is empty");
   const EpRow* ep = detail::find_ep(name);
   const std::string ep_name = ep != nullptr ? ep->ep_name : name;

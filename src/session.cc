@@ -128,7 +128,16 @@ std::vector<Tensor> collect(const RunPlan& plan, OrtIoBinding* binding, bool any
                                            std::to_string(plan.outputs.size()) + " bound");
     }
     for (size_t k = 0; k < count; ++k) {
-      if (!plan.outputs[k].destination) result[k] = detail::TensorOfRun::make(owned[k].release(), keeper);
+      if (plan.outputs[k].destination) continue;
+      int is_tensor = 0;
+      check(api.IsTensor(owned[k].get(), &is_tensor));
+      if (!is_tensor) {  // a sparse initializer returned as an output declared dense
+        const RunPlan::Output& out = plan.outputs[k];
+        throw Error(ErrorKind::kUnsupported, "run: output '" + out.io->name + "' is declared " + out.io->onnx_type +
+                                                 ", but ORT produced a value that is no dense tensor (a sparse "
+                                                 "initializer), which has no DLPack form");
+      }
+      result[k] = detail::TensorOfRun::make(owned[k].release(), keeper);
     }
   }
   for (size_t k = 0; k < plan.outputs.size(); ++k) {

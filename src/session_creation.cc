@@ -189,7 +189,7 @@ ProviderHandoff hand_off_providers(const std::vector<Provider>& providers, bool 
   ProviderHandoff handoff;
   bool plugin = false, all_plugin_or_cpu = true;
   for (const Provider& p : providers) {
-    const std::optional<std::string> ep = provider_name(p.name);
+    const std::optional<std::string> ep = resolve_provider(p.name);
     ProviderHandoff::Entry e{ep ? *ep : p.name, {}, {}};
     e.options = provider_options(e.ep, p.options);
     const bool is_plugin = e.ep != kCpuEp && !detail::ep_devices_of(e.ep).empty();

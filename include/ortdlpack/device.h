@@ -76,7 +76,7 @@ std::string name_of(DLDevice device);
 DLDevice dl_device_from_name(const std::string& name);
 
 /// \brief The EP device an execution provider's device name names: "qnn:0", "ggml", "VirtualDeviceEP:1" (the EP by
-/// any name provider_name() takes (ep.h), ":id" its index among the EP's devices, default 0), the EP's package
+/// any name resolve_provider() takes (ep.h), ":id" its index among the EP's devices, default 0), the EP's package
 /// registered when needed. Error(kInvalidArgument) for a name that is no EP ortdlpack knows and for an index the EP
 /// has no device at; Error(kUnsupported) saying what to install for a known EP the env lacks.
 const OrtEpDevice* ep_device_from_name(const std::string& name);

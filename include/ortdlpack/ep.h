@@ -31,7 +31,8 @@ namespace ortdlpack {
 /// any other name is returned as given (a plugin EP registered by the caller, or one ensure_ep() finds as a package).
 std::string canonical_ep_name(const std::string& name);
 
-/// \brief The EP's name in ORT for a provider name users write, its plugin library registered when needed.
+/// \brief Resolves a provider name users write to the EP's name in ORT, registering the EP's plugin library in the env
+/// first when an installed package brings it (unlike canonical_ep_name(), which only names).
 ///
 /// For onnxruntime's `providers=[...]` and `ep=`: "webgpu", "qnn", "QNNExecutionProvider", "ggml", "cuda", ... An EP
 /// the env has (its EP devices are there) -> its name. An EP an installed package brings (onnxruntime-ep-*,
@@ -41,7 +42,7 @@ std::string canonical_ep_name(const std::string& name);
 /// std::nullopt for any other name (not an EP ortdlpack knows: ORT gets it as written). Error(kInvalidArgument)
 /// for ""; Error(kUnsupported) saying why when an installed package cannot be used (the running ORT cannot host it:
 /// both versions; its library failed to register or brought no device).
-std::optional<std::string> provider_name(const std::string& name);
+std::optional<std::string> resolve_provider(const std::string& name);
 
 /// \brief The provider options of a session on EP `ep_name`, with the default of an option the EP cannot do
 /// without added when the caller set neither it nor its alternative: QNN's backend_type=htp unless backend_type or

@@ -95,7 +95,7 @@ std::vector<Provider> wanted_providers(const SessionConfig& config);
 // selects some by name silently not at all: QNN then runs on the CPU EP), the devices of each.
 struct ProviderHandoff {
   struct Entry {
-    std::string ep;  // provider_name() of the name written (an installed EP package registered), else as written
+    std::string ep;  // resolve_provider() of the name written (an installed EP package registered), else as written
     std::vector<std::pair<std::string, std::string>> options;  // provider_options(): the documented defaults added
     std::vector<const OrtEpDevice*> devices;                   // select_ep_devices(), when by_devices
   };
@@ -106,7 +106,7 @@ struct ProviderHandoff {
 };
 
 /// \brief How to hand `providers` (names users write) to another API's session (ProviderHandoff). `options_given`:
-/// the caller gave session options of its own, which devices cannot be added to. The errors of provider_name() and
+/// the caller gave session options of its own, which devices cannot be added to. The errors of resolve_provider() and
 /// select_ep_devices().
 ProviderHandoff hand_off_providers(const std::vector<Provider>& providers, bool options_given);
 

@@ -83,6 +83,8 @@ void bind_errors(nb::module_& m);
 // ValueError and BufferError), and its name as DLPackExchangeAPI's set_error takes it.
 PyObject* exception_type(ErrorKind kind);
 const char* exception_name(ErrorKind kind);
+// The error code (XLA_FFI_Error_Code) XLA's FFI reports an ortdlpack::Error kind with.
+int xla_error_code(ErrorKind kind);
 // In a C entry point (exchange API): turns the exception being handled into a Python error. Returns -1.
 int set_python_error() noexcept;
 // Raises what onnxruntime raised (`e`) on: an exception of one of onnxruntime's classes as ortdlpack's class for the
@@ -147,32 +149,32 @@ long long to_integer(nb::handle h, const char* what, long long min = INT64_MIN, 
 nb::object make_device(DLDevice dl);
 void bind_device(nb::module_& m);
 
-// dlpack.cc -----------------------------------------------------------------------------------------------------------
-// copy=None/True/False (TypeError for anything else).
-CopyMode to_copy_mode(nb::handle copy);
-// The CopyRunner (placement.h) of every core call that may copy: the copy runs with the GIL released.
-void run_without_gil(const std::function<void()>& copy);
-// order_for_consumer (stream.h) as the binding calls it: with the GIL released when `t` is in device memory (the
-// order may wait on the host); host memory only checks `consumer`.
-void order_for_consumer_without_gil(const Tensor& t, std::optional<int64_t> consumer);
-// Imports a DLPack tensor handed to the binding (from a C exchange API or an export of its own), placed at `target`:
-// the Tensor owns it, or, if the import fails, its deleter has run (the one free-on-failure rule of the binding).
-Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& target);
-// A new Python ortdlpack.Tensor owning `t`.
-nb::object wrap(Tensor t);
-// Tensor.__dlpack__ and ortdlpack.from_dlpack.
+// capsules.cc --------------------------------------------------------------------------------------------------------
+// Tensor.__dlpack__: a versioned or legacy capsule, placed at dl_device and ordered for the consumer's `stream`.
 nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_version, nb::handle dl_device,
                          nb::handle copy);
-nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy);
-// A host tensor of a producer with a C exchange API (torch) as a numpy array over its memory, when numpy has its
-// dtype: what onnxruntime's run reads as it is, with no ORT value in between. An invalid object otherwise.
-nb::object numpy_view_of(nb::handle x);
-// What from_dlpack imports, as a core Tensor (no Python object made). `what` names `x` in the TypeError for an
-// object that is no DLPack tensor. JAX arrays and TensorFlow tensors, immutable by contract, import read-only.
-Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* what);
 // A legacy "dltensor" capsule over a versioned export (legacy_view, export.h), for legacy-only consumers such as
 // onnxruntime's OrtValue.from_dlpack: read-only and packed sub-byte tensors pass too.
 nb::object legacy_capsule_over(DLManagedTensorVersioned* inner);
+// An unconsumed DLPack capsule whose tensor onnxruntime's OrtValue.from_dlpack reads as it is (py::is_plain) as the
+// legacy capsule it takes (a versioned one consumed into legacy_capsule_over); an invalid object for any other.
+nb::object plain_legacy_capsule(nb::handle capsule);
+// Imports a DLPack capsule placed at `target`: the Tensor owns its tensor and the capsule is renamed used_* (on failure
+// the capsule still owns it). `immutable`: its producer's arrays are (immutable_producer).
+Tensor import_capsule(PyObject* capsule, CopyMode copy, const Target& target, bool immutable = false);
+// Imports a DLPack tensor handed to the binding (from a C exchange API or an export of its own), placed at `target`:
+// the Tensor owns it, or, if the import fails, its deleter has run (the one free-on-failure rule of the binding).
+Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& target);
+
+// from_dlpack.cc ------------------------------------------------------------------------------------------------------
+// What from_dlpack imports, as a core Tensor (no Python object made), its producer asked once. `what` names `x` in
+// the TypeError for an object that is no DLPack tensor. JAX arrays and TensorFlow tensors, immutable by contract,
+// import read-only.
+Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* what);
+// A feed of a producer with a C exchange API (torch), its producer asked once: a host tensor as a numpy array over its
+// memory when numpy has its dtype (what onnxruntime's run reads as it is, with no ORT value in between); any other
+// tensor imported as import_any imports it, into `imported`. Neither (an invalid object) for other producers.
+nb::object numpy_view_of(nb::handle x, std::optional<Tensor>& imported);
 void bind_dlpack(nb::module_& m);
 
 // ortvalue.cc ---------------------------------------------------------------------------------------------------------
@@ -209,7 +211,7 @@ PyTypeObject* module_type(const char* module, const char* name);
 // exchange_api.cc -----------------------------------------------------------------------------------------------------
 // The DLPackExchangeAPI of `type` (its __dlpack_c_exchange_api__ class attribute), or NULL. Keeps no reference.
 const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type);
-void bind_exchange_api(nb::module_& m, nb::handle tensor_type);
+void bind_exchange_api(nb::handle tensor_type);
 
 // tensor.cc -----------------------------------------------------------------------------------------------------------
 void bind_tensor(nb::module_& m);
@@ -217,9 +219,29 @@ void bind_tensor(nb::module_& m);
 nb::object shape_tuple(const Tensor& t);
 // The Python type object of ortdlpack.Tensor (set once by bind_tensor).
 PyTypeObject* tensor_type();
+inline bool is_tensor(nb::handle h) {
+  return Py_TYPE(h.ptr()) == tensor_type() || PyObject_TypeCheck(h.ptr(), tensor_type());
+}
+inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
+// A new Python ortdlpack.Tensor owning `t`.
+nb::object wrap(Tensor t);
+// copy=None/True/False (TypeError for anything else).
+CopyMode to_copy_mode(nb::handle copy);
+// The CopyRunner (placement.h) of every core call that may copy: the copy runs with the GIL released.
+void run_without_gil(const std::function<void()>& copy);
+// order_for_consumer (stream.h) as the binding calls it: with the GIL released when `t` is in device memory (the
+// order may wait on the host); host memory only checks `consumer`.
+void order_for_consumer_without_gil(const Tensor& t, std::optional<int64_t> consumer);
+
+// numpy_arrays.cc -----------------------------------------------------------------------------------------------------
+// Imports numpy's C API (before any other function of the file) and binds Tensor.__array__ and Tensor.numpy().
+void bind_numpy(nb::class_<PyTensor>& cls);
 // A numpy array over host memory `t` (owned by the Python object `owner`), without copying, except for packed
 // sub-byte types, which numpy (ml_dtypes) holds one element per byte: then only when `copy` allows.
 nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy);
+// A numpy array over the host memory of a DLPack tensor of a dtype numpy has (py::numpy_has), which it owns:
+// its deleter runs when numpy lets the array go (also when making the array fails).
+nb::object numpy_over(DLManagedTensorVersioned* m);
 // The numpy dtype of an element type (ml_dtypes' for bfloat16, float8, int4, ...).
 nb::object numpy_dtype_of(ONNXTensorElementDataType type);
 // What numpy makes of an object, as onnxruntime's run reads feeds: not numpy's; a scalar (numpy's or Python's: no
@@ -227,9 +249,6 @@ nb::object numpy_dtype_of(ONNXTensorElementDataType type);
 // (no DLPack form: onnxruntime's run takes them as string tensors); an array of a user-defined dtype (ml_dtypes').
 enum class NumpyKind { kNone, kScalar, kNative, kStrings, kOther };
 NumpyKind numpy_kind(nb::handle x);
-// A numpy array over the host memory of a DLPack tensor of a dtype numpy has (py::numpy_has), which it owns:
-// its deleter runs when numpy lets the array go (also when making the array fails).
-nb::object numpy_over(DLManagedTensorVersioned* m);
 // The bytes a numpy array's elements occupy, [begin, end); empty for anything else and for an empty array.
 struct ByteRange {
   const char* begin = nullptr;
@@ -243,10 +262,6 @@ ONNXTensorElementDataType numpy_extension_type(nb::handle x);
 // Such an array as a DLPack tensor over its memory that holds a reference to it (sub-byte types one element per byte:
 // IS_SUBBYTE_TYPE_PADDED; READ_ONLY for an array numpy says is). NULL for any other object.
 DLManagedTensorVersioned* numpy_extension_export(nb::handle x);
-inline bool is_tensor(nb::handle h) {
-  return Py_TYPE(h.ptr()) == tensor_type() || PyObject_TypeCheck(h.ptr(), tensor_type());
-}
-inline PyTensor& tensor_of(nb::handle h) { return *nb::inst_ptr<PyTensor>(h); }
 
 // output_frameworks.cc ------------------------------------------------------------------------------------------------
 // output_type=: the framework a run's outputs are made in (ortdlpack.Tensor, torch, numpy, cupy, jax, or that of the
@@ -344,6 +359,10 @@ void bind_torch_kernel(nb::module_& m);
 // The XLA FFI handlers (CPU, CUDA) that run a compiled session on XLA's buffers, as capsules for
 // jax.ffi.register_ffi_target.
 void bind_xla_ffi(nb::module_& m);
+
+// testing.cc ----------------------------------------------------------------------------------------------------------
+// ortdlpack._ortdlpack._testing, the test entry points: built with ORTDLPACK_PYTHON_TESTING=ON only.
+void bind_testing(nb::module_& m);
 
 // show_config.cc ------------------------------------------------------------------------------------------------------
 // What ortdlpack.show_config() asks the core about the env's EP devices.

@@ -1,7 +1,8 @@
-// The one mapping from ortdlpack::Error to Python exceptions, used by the exception translator, the C entry points
-// and the exchange API's set_error. An error's kind gives the class of Python's conventions (Array API standard rules
-// for DLPack); an error that carries ORT's code is raised as a class that is also onnxruntime's for that code, so code
-// written for onnxruntime (except onnxruntime.capi.onnxruntime_pybind11_state.InvalidArgument) catches it too.
+// The one mapping of ortdlpack::Error to the binding's errors: Python exceptions, for the exception translator, the C
+// entry points and the exchange API's set_error, and XLA's FFI error codes, for the jax_function handler
+// (xla_ffi.cc). An error's kind gives the class of Python's conventions (Array API standard rules for DLPack); an
+// error that carries ORT's code is raised as a class that is also onnxruntime's for that code, so code written for
+// onnxruntime (except onnxruntime.capi.onnxruntime_pybind11_state.InvalidArgument) catches it too.
 #include <string>
 
 #include "binding.h"
@@ -13,16 +14,21 @@ namespace {
 // torch, JAX, numpy's __array__ contract) ValueError. One type that is both.
 PyObject* g_copy_required = nullptr;
 
+// XLA's FFI error codes (XLA_FFI_Error_Code: absl's canonical status codes) the handler reports errors with.
+constexpr int kXlaInvalidArgument = 3;
+constexpr int kXlaInternal = 13;
+
 struct Row {
   ErrorKind kind;
   PyObject* const* type;
   const char* name;  // the kind string of DLPackExchangeAPI's set_error: a Python exception name
+  int xla;           // XLA's FFI error code: INTERNAL for what ORT failed at, INVALID_ARGUMENT for the call's errors
 };
 const Row kRows[] = {
-    {ErrorKind::kInvalidArgument, &PyExc_ValueError, "ValueError"},
-    {ErrorKind::kUnsupported, &PyExc_BufferError, "BufferError"},
-    {ErrorKind::kCopyRequired, &g_copy_required, "BufferError"},
-    {ErrorKind::kRuntime, &PyExc_RuntimeError, "RuntimeError"},
+    {ErrorKind::kInvalidArgument, &PyExc_ValueError, "ValueError", kXlaInvalidArgument},
+    {ErrorKind::kUnsupported, &PyExc_BufferError, "BufferError", kXlaInvalidArgument},
+    {ErrorKind::kCopyRequired, &g_copy_required, "BufferError", kXlaInvalidArgument},
+    {ErrorKind::kRuntime, &PyExc_RuntimeError, "RuntimeError", kXlaInternal},
 };
 
 const Row& row(ErrorKind kind) {
@@ -76,6 +82,7 @@ PyObject* type_of(const Error& e) {
 
 PyObject* exception_type(ErrorKind kind) { return *row(kind).type; }
 const char* exception_name(ErrorKind kind) { return row(kind).name; }
+int xla_error_code(ErrorKind kind) { return row(kind).xla; }
 
 void raise_onnxruntime_error(nb::python_error& e) {
   for (const OrtClass& c : g_ort_classes) {

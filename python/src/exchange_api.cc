@@ -113,42 +113,10 @@ const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
   return api;
 }
 
-void bind_exchange_api(nb::module_& m, nb::handle tensor_cls) {
+void bind_exchange_api(nb::handle tensor_cls) {
   nb::object capsule = nb::steal(PyCapsule_New(const_cast<DLPackExchangeAPI*>(&kApi), "dlpack_exchange_api", nullptr));
   if (!capsule.is_valid()) throw nb::python_error();
   nb::setattr(tensor_cls, "__dlpack_c_exchange_api__", capsule);
-
-  // Framework-to-framework through the two types' tables, no capsule: for tests and the benchmark.
-  m.def(
-      "_exchange",
-      [](nb::handle x, nb::handle to_type) -> nb::object {
-        if (!PyType_Check(to_type.ptr())) throw nb::type_error("to_type must be a type");
-        const DLPackExchangeAPI* src = is_tensor(x) ? &kApi : exchange_api_of(Py_TYPE(x.ptr()));
-        const DLPackExchangeAPI* dst = reinterpret_cast<PyTypeObject*>(to_type.ptr()) == tensor_type()
-                                           ? &kApi
-                                           : exchange_api_of(reinterpret_cast<PyTypeObject*>(to_type.ptr()));
-        if (src == nullptr || dst == nullptr || dst->managed_tensor_to_py_object_no_sync == nullptr) {
-          throw nb::type_error("both types need a __dlpack_c_exchange_api__");
-        }
-        // Either table may be another framework's: a failure without a Python exception, or a success without a
-        // result, is a BufferError rather than a crash.
-        const auto failed = [](const char* function) {
-          if (PyErr_Occurred()) return nb::python_error();
-          PyErr_Format(PyExc_BufferError, "%s failed without an exception or a result", function);
-          return nb::python_error();
-        };
-        DLManagedTensorVersioned* t = nullptr;
-        if (src->managed_tensor_from_py_object_no_sync(x.ptr(), &t) != 0 || t == nullptr) {
-          throw failed("managed_tensor_from_py_object_no_sync");
-        }
-        void* out = nullptr;
-        if (dst->managed_tensor_to_py_object_no_sync(t, &out) != 0 || out == nullptr) {
-          throw failed("managed_tensor_to_py_object_no_sync");
-        }
-        return nb::steal(static_cast<PyObject*>(out));
-      },
-      nb::arg("x"), nb::arg("to_type"),
-      "x converted to an object of to_type through the two types' C exchange APIs (DLPack 1.3).");
 }
 
 }  // namespace ortdlpack::py

@@ -5,14 +5,10 @@
 // already holds) and calls RegisterCustomOps with its own OrtApiBase, which initialises the core.
 #include <atomic>
 #include <cstdint>
-#include <map>
-#include <optional>
 #include <string>
 #include <tuple>
 #include <vector>
 
-#include <nanobind/stl/map.h>
-#include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
@@ -125,6 +121,11 @@ NB_MODULE(_ortdlpack, m) {
   bind_compiled_sessions(m);
   bind_torch_kernel(m);
   bind_xla_ffi(m);
+#ifdef ORTDLPACK_PYTHON_TESTING
+  nb::module_ testing =
+      m.def_submodule("_testing", "Test entry points (a build with ORTDLPACK_PYTHON_TESTING=ON only).");
+  bind_testing(testing);
+#endif
 
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { g_exiting = true; }));
   ortdlpack::set_ep_package_finder(&find_ep_packages);
@@ -139,28 +140,6 @@ NB_MODULE(_ortdlpack, m) {
   });
   m.def("_init_error", [] { return g_init_error; });
   m.def("_ort_api_version", &ortdlpack::ort_api_version);
-  m.def(
-      "_provider_name",
-      [](const std::string& name) {
-        nb::gil_scoped_release release;  // registering an EP library asks the package finder, which takes the GIL
-        return ortdlpack::provider_name(name);
-      },
-      nb::arg("name"), nb::sig("def _provider_name(name: str) -> str | None"),
-      "The EP's name in ONNX Runtime for a provider name users write ('webgpu', 'qnn', 'QNNExecutionProvider', "
-      "'ggml', 'cuda', ...): an EP an installed package brings is registered first (once, under its own name). None "
-      "for a name that is no EP ortdlpack knows (give it to onnxruntime as written). ValueError for ''; BufferError "
-      "saying why when an installed EP package cannot be used (e.g. built for a newer onnxruntime).");
-  m.def(
-      "_provider_options",
-      [](const std::string& ep_name, const std::map<std::string, std::string>& options) {
-        const auto all = ortdlpack::provider_options(ep_name, {options.begin(), options.end()});
-        return std::map<std::string, std::string>(all.begin(), all.end());
-      },
-      nb::arg("ep_name"), nb::arg("options"),
-      nb::sig("def _provider_options(ep_name: str, options: dict[str, str]) -> dict[str, str]"),
-      "The provider options of a session on EP `ep_name` (an EP name _provider_name returned) with the defaults "
-      "ortdlpack documents for options an EP cannot do without (QNN: backend_type=htp unless backend_type or "
-      "backend_path is set).");
   m.def(
       "_ep_packages",
       [] {

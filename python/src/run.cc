@@ -190,7 +190,12 @@ nb::object run_once(nb::handle session, const RunCall& c) {
   for (const RunPlan::Output& out : r.plan.outputs) {
     if (out.io->has_dlpack_form()) check_framework_holds(r.type, out.io->element_type);  // before ORT runs
   }
-  if (r.plan.needs_values()) return run_with_values(s, r, session, c.feeds, c.run_options);
+  // Nothing to bind (no tensor fed, no destination): onnxruntime's run returns whatever ORT produced, a sparse
+  // initializer declared dense included, which the core refuses.
+  const bool nothing_bound = r.plan.inputs.empty() && r.options.destinations.empty();
+  if (r.plan.needs_values() || (nothing_bound && arrays_as_they_are)) {
+    return run_with_values(s, r, session, c.feeds, c.run_options);
+  }
   const OrtRunOptions* options =
       c.run_options.is_none() ? nullptr : onnxruntime_run_options(c.run_options, "run_options");
   std::vector<Tensor> outputs;

@@ -149,8 +149,13 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, const std::vector<Io
       value = values == Values::kOnnxruntimeTakes || io == nullptr || !io->has_dlpack_form();
     } else if (values == Values::kOnnxruntimeTakes && numpy == NumpyKind::kNone) {
       // A host tensor onnxruntime's run can read as a numpy view: no ORT value in between (torch's, through its C
-      // exchange API); an onnxruntime.OrtValue as it is.
-      nb::object view = numpy_view_of(x);
+      // exchange API, which is asked once: any other of its tensors comes imported); an onnxruntime.OrtValue as it is.
+      std::optional<Tensor> imported;
+      nb::object view = numpy_view_of(x, imported);
+      if (imported) {
+        r.feeds.emplace_back(std::move(name), std::move(*imported));
+        return;
+      }
       if (view.is_valid() || is_ortvalue(x)) {
         r.value_names.push_back(std::move(name));
         r.values_as_given = r.values_as_given && !view.is_valid();

@@ -14,58 +14,23 @@
 #include <vector>
 
 #include "binding.h"
+#include "dtype_names.h"
 
 namespace ffi = xla::ffi;
 
 namespace ortdlpack::py {
 namespace {
 
-// XLA's element types as DLPack's. Packed sub-byte types and XLA-only float8 variants are refused.
+// XLA's element type as DLPack's, through the core's dtype table (dtype_from_xla).
 DLDataType dlpack_dtype(ffi::DataType type) {
-  const auto dl = [](DLDataTypeCode code, uint8_t bits) { return DLDataType{static_cast<uint8_t>(code), bits, 1}; };
-  switch (type) {
-    case ffi::DataType::PRED:
-      return dl(kDLBool, 8);
-    case ffi::DataType::S8:
-      return dl(kDLInt, 8);
-    case ffi::DataType::S16:
-      return dl(kDLInt, 16);
-    case ffi::DataType::S32:
-      return dl(kDLInt, 32);
-    case ffi::DataType::S64:
-      return dl(kDLInt, 64);
-    case ffi::DataType::U8:
-      return dl(kDLUInt, 8);
-    case ffi::DataType::U16:
-      return dl(kDLUInt, 16);
-    case ffi::DataType::U32:
-      return dl(kDLUInt, 32);
-    case ffi::DataType::U64:
-      return dl(kDLUInt, 64);
-    case ffi::DataType::F16:
-      return dl(kDLFloat, 16);
-    case ffi::DataType::F32:
-      return dl(kDLFloat, 32);
-    case ffi::DataType::F64:
-      return dl(kDLFloat, 64);
-    case ffi::DataType::BF16:
-      return dl(kDLBfloat, 16);
-    case ffi::DataType::C64:
-      return dl(kDLComplex, 64);
-    case ffi::DataType::C128:
-      return dl(kDLComplex, 128);
-    case ffi::DataType::F8E5M2:
-      return dl(kDLFloat8_e5m2, 8);
-    case ffi::DataType::F8E4M3FN:
-      return dl(kDLFloat8_e4m3fn, 8);
-    case ffi::DataType::F8E5M2FNUZ:
-      return dl(kDLFloat8_e5m2fnuz, 8);
-    case ffi::DataType::F8E4M3FNUZ:
-      return dl(kDLFloat8_e4m3fnuz, 8);
-    default:
-      throw Error(ErrorKind::kUnsupported, "jax_function: XLA element type " + std::to_string(static_cast<int>(type)) +
-                                               " has no ONNX tensor type");
+  const ONNXTensorElementDataType onnx = dtype_from_xla(static_cast<int>(type));
+  if (onnx == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) {
+    throw Error(ErrorKind::kUnsupported,
+                "jax_function: XLA element type " + std::to_string(static_cast<int>(type)) +
+                    " is not supported (XLA-only types; the 4-bit types, whose buffers XLA sizes one "
+                    "element per byte)");
   }
+  return to_dlpack_dtype(onnx);
 }
 
 // A DLPack tensor over one XLA buffer, owned by XLA for the whole call: its deleter does nothing.
@@ -121,8 +86,7 @@ ffi::Error run(uint64_t id, ffi::RemainingArgs args, ffi::RemainingRets rets, DL
     session.run(feeds, {}, options);
     return ffi::Error::Success();
   } catch (const Error& e) {
-    return ffi::Error(e.kind() == ErrorKind::kRuntime ? ffi::ErrorCode::kInternal : ffi::ErrorCode::kInvalidArgument,
-                      e.what());
+    return ffi::Error(static_cast<ffi::ErrorCode>(xla_error_code(e.kind())), e.what());
   } catch (const std::exception& e) {
     return ffi::Error::Internal(e.what());
   }

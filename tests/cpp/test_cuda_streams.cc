@@ -111,7 +111,7 @@ class CudaStreams : public ::testing::Test {
 TEST_F(CudaStreams, NvidiaMemoryOfAPluginEpIsCudaMemory) {
   // A plugin EP under the CUDA EP's name: ortdlpack uses it as it is (no library of an ORT distribution needed).
   EXPECT_EQ(ensure_ep("cuda"), "CUDAExecutionProvider");
-  EXPECT_EQ(provider_name("CUDA"), std::optional<std::string>("CUDAExecutionProvider"));
+  EXPECT_EQ(resolve_provider("CUDA"), std::optional<std::string>("CUDAExecutionProvider"));
   const DLDevice d1 = to_dlpack_device(memory(1));
   EXPECT_EQ(d1.device_type, kDLCUDA);
   EXPECT_EQ(d1.device_id, 1);

@@ -15,33 +15,34 @@ struct Case {
   uint8_t code;
   uint8_t bits;
   const char* name;
+  int xla;  // XLA's PrimitiveType (xla_data.proto), 0 where the table maps none
 };
 
 // Written out independently of src/dtype.cc's table, so a wrong row there fails here.
 const Case kCases[] = {
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, kDLBool, 8, "bool"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, kDLInt, 8, "int8"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, kDLInt, 16, "int16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, kDLInt, 32, "int32"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, kDLInt, 64, "int64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, kDLUInt, 8, "uint8"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, kDLUInt, 16, "uint16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, kDLUInt, 32, "uint32"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, kDLUInt, 64, "uint64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, kDLFloat, 16, "float16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, kDLFloat, 32, "float32"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, kDLFloat, 64, "float64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, kDLBfloat, 16, "bfloat16"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64, kDLComplex, 64, "complex64"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128, kDLComplex, 128, "complex128"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, kDLFloat8_e4m3fn, 8, "float8_e4m3fn"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, kDLFloat8_e4m3fnuz, 8, "float8_e4m3fnuz"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, kDLFloat8_e5m2, 8, "float8_e5m2"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, kDLFloat8_e5m2fnuz, 8, "float8_e5m2fnuz"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, kDLInt, 4, "int4"},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, kDLUInt, 4, "uint4"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, kDLBool, 8, "bool", 1},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, kDLInt, 8, "int8", 2},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, kDLInt, 16, "int16", 3},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, kDLInt, 32, "int32", 4},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, kDLInt, 64, "int64", 5},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, kDLUInt, 8, "uint8", 6},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, kDLUInt, 16, "uint16", 7},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, kDLUInt, 32, "uint32", 8},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, kDLUInt, 64, "uint64", 9},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, kDLFloat, 16, "float16", 10},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, kDLFloat, 32, "float32", 11},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, kDLFloat, 64, "float64", 12},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, kDLBfloat, 16, "bfloat16", 16},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64, kDLComplex, 64, "complex64", 15},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128, kDLComplex, 128, "complex128", 18},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, kDLFloat8_e4m3fn, 8, "float8_e4m3fn", 20},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, kDLFloat8_e4m3fnuz, 8, "float8_e4m3fnuz", 25},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, kDLFloat8_e5m2, 8, "float8_e5m2", 19},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, kDLFloat8_e5m2fnuz, 8, "float8_e5m2fnuz", 24},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, kDLInt, 4, "int4", 0},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, kDLUInt, 4, "uint4", 0},
 #if ORT_API_VERSION >= 24  // float4e2m1 came with ORT 1.24
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, kDLFloat4_e2m1fn, 4, "float4_e2m1fn"},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, kDLFloat4_e2m1fn, 4, "float4_e2m1fn", 0},
 #endif
 };
 
@@ -55,7 +56,21 @@ TEST(Dtype, EveryRowMapsBothWays) {
     EXPECT_EQ(from_dlpack_dtype(dl), c.onnx);
     EXPECT_STREQ(dtype_name(c.onnx), c.name);
     EXPECT_EQ(dtype_from_name(c.name), c.onnx);
+    if (c.xla != 0) {
+      EXPECT_EQ(dtype_from_xla(c.xla), c.onnx);
+    }
   }
+}
+
+TEST(Dtype, XlaTypesTheTableLacksAreUndefined) {
+  // 0 INVALID, 17 TOKEN, 23 F8E4M3B11FNUZ, 28 F8E4M3, 29 F8E3M4 (XLA only), 21/22/32 S4/U4/F4E2M1FN (sized one element
+  // per byte by XLA's FFI, packed two to a byte by ONNX), 26/27/30/31 S2/U2/S1/U1, and numbers XLA has not given out.
+  for (int xla : {0, 17, 21, 22, 23, 26, 27, 28, 29, 30, 31, 32, 34, -1, 255}) {
+    EXPECT_EQ(dtype_from_xla(xla), ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED) << xla;
+  }
+#if ORT_API_VERSION >= 29
+  EXPECT_EQ(dtype_from_xla(33), ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0);  // F8E8M0FNU: one byte in both
+#endif
 }
 
 TEST(Dtype, TypesOrtNumbersInconsistentlyAreRefused) {

@@ -31,7 +31,7 @@ def pending(device: int, start: float = 0.0, n: int = 64) -> tuple[od.Tensor, np
 
 def test_the_cuda_plugin_ep_is_found_by_every_name(cuda):
     for name in ("cuda", "CUDA", EP_NAME):
-        assert od._ortdlpack._provider_name(name) == EP_NAME
+        assert od._ortdlpack._testing.resolve_provider(name) == EP_NAME
     assert od.Device("cuda:1").__dlpack_device__() == (KDLCUDA, 1)
     text = io.StringIO()
     od.show_config(file=text)

@@ -78,6 +78,18 @@ def library_is_loaded(path: str) -> bool:
 SANITIZER = os.environ.get("ORTDLPACK_SANITIZER", "")
 
 
+# --- the extension's test entry points ------------------------------------------------------------------------
+
+
+def entry_points():
+    """ortdlpack._ortdlpack._testing (python/src/testing.cc): the extension's entry points for tests, in the build
+    scripts/setup.sh makes (ORTDLPACK_PYTHON_TESTING=ON). A wheel has none: a test that calls this skips."""
+    module = getattr(ortdlpack._ortdlpack, "_testing", None)
+    if module is None:
+        pytest.skip("this ortdlpack was built without its test entry points (ORTDLPACK_PYTHON_TESTING=OFF: a wheel)")
+    return module
+
+
 # --- optional frameworks --------------------------------------------------------------------------------------
 
 

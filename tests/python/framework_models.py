@@ -38,6 +38,9 @@ def build_models() -> dict:
         "sequence": _model([helper.make_node("SequenceConstruct", ["x"], ["y"])], [_vi("x", F, ["N"])],
                            [helper.make_tensor_sequence_value_info("y", F, None)]),
         "add": _model([helper.make_node("Add", ["x", "x"], ["y"])], [_vi("x", F, ["N", 4])], [_vi("y", F, ["N", 4])]),
+        # y = x + z, declared [N, 4]: a run with z of other than 1 or 4 columns fails in ORT's kernel (ORT_FAIL)
+        "add_broadcast": _model([helper.make_node("Add", ["x", "z"], ["y"])],
+                                [_vi("x", F, ["N", 4]), _vi("z", F, ["N", "M"])], [_vi("y", F, ["N", 4])]),
         # y = concat(x, z) on axis 1, declared [N, 4]: a model whose declared size is wrong whenever z has columns
         "concat_declared_wrong": _model([helper.make_node("Concat", ["x", "z"], ["y"], axis=1)],
                                         [_vi("x", F, ["N", 4]), _vi("z", F, ["N", "M"])], [_vi("y", F, ["N", 4])]),

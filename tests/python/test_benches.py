@@ -13,7 +13,7 @@ import sys
 import types
 
 import pytest
-from conftest import ROOT, needs, run_script
+from conftest import ROOT, entry_points, needs, run_script
 
 pytest.importorskip("pyperf", reason="the benchmarks' harness needs pyperf (requirements.txt; scripts/setup.sh)")
 sys.path.insert(0, os.path.join(ROOT, "bench"))
@@ -151,6 +151,7 @@ def needs_onnxruntime_dlpack():
 
 def test_bench_python():
     needs("torch", "jax")
+    entry_points()  # it times _testing.exchange
     needs_onnxruntime_dlpack()
     out = run_bench("bench_python.py")
     assert tables(out) == 2 and re.search(r"^\| 64 MiB +\| jax -> ORT ", out, re.M)

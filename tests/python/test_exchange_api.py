@@ -4,11 +4,12 @@ import ctypes
 import gc
 
 import numpy as np
+import onnxruntime as ort
 import pytest
 
 import ortdlpack as od
-from conftest import DLManagedTensorVersioned, DLTensor, DLDataType, DLDevice, FakeProducer, _capi
-from conftest import torch  # optional: tests using one skip without it
+from conftest import DLManagedTensorVersioned, DLTensor, DLDataType, DLDevice, FakeProducer, _capi, entry_points
+from conftest import TensorProto, helper, torch  # optional: tests using one skip without it
 
 
 class DLPackVersion(ctypes.Structure):
@@ -139,9 +140,9 @@ def test_to_py_object_frees_a_bad_tensor(api, collect):
 
 def test_torch_exchange_both_ways():
     x = torch.arange(6, dtype=torch.float32)
-    t = od._ortdlpack._exchange(x, od.Tensor)
+    t = entry_points().exchange(x, od.Tensor)
     assert isinstance(t, od.Tensor)
-    y = od._ortdlpack._exchange(t, torch.Tensor)
+    y = entry_points().exchange(t, torch.Tensor)
     assert isinstance(y, torch.Tensor) and y.data_ptr() == x.data_ptr()
 
 
@@ -268,7 +269,7 @@ def test_a_device_tensor_without_a_deleter_is_not_deleted():
 
 
 def test_exchange_through_tables_that_fail_without_a_result_is_buffer_error():
-    # Before: _exchange read the NULL results (a segmentation fault) or raised without an exception set.
+    # Before: exchange read the NULL results (a segmentation fault) or raised without an exception set.
     @FROM_PY_CB
     def silent_failure(obj, out):
         return -1
@@ -280,9 +281,19 @@ def test_exchange_through_tables_that_fail_without_a_result_is_buffer_error():
         return 0
 
     with pytest.raises(BufferError, match="managed_tensor_from_py_object_no_sync failed"):
-        od._ortdlpack._exchange(_producer_type(from_py=silent_failure)(), od.Tensor)
+        entry_points().exchange(_producer_type(from_py=silent_failure)(), od.Tensor)
     with pytest.raises(BufferError, match="managed_tensor_to_py_object_no_sync failed"):
-        od._ortdlpack._exchange(od.from_dlpack(np.arange(3.0)), _producer_type(from_py=silent_failure, to_py=no_object))
+        entry_points().exchange(od.from_dlpack(np.arange(3.0)), _producer_type(from_py=silent_failure, to_py=no_object))
+
+
+def test_exchange_needs_a_type_with_a_table_on_both_sides():
+    t = od.from_dlpack(np.arange(3.0))
+    with pytest.raises(TypeError, match="to_type must be a type"):
+        entry_points().exchange(t, "Tensor")
+    with pytest.raises(TypeError, match="both types need a __dlpack_c_exchange_api__"):
+        entry_points().exchange(np.arange(3.0), od.Tensor)
+    with pytest.raises(TypeError, match="both types need a __dlpack_c_exchange_api__"):
+        entry_points().exchange(t, np.ndarray)
 
 
 # --- device tensors handed over unordered, as torch's table does on CUDA --------------------------------------------
@@ -305,12 +316,13 @@ def _unordered_device_tensor(api, producer, values, stream, stream_status=0):
     """An object like a torch CUDA tensor whose write of `values` is still queued on the producer's stream: its type's
     table hands the tensor over unordered (no_sync) and names `stream` its current work stream, returning
     `stream_status`; its __dlpack__(stream=S) orders the write before S. Returns (object, the keyword arguments of
-    each __dlpack__ call)."""
+    each __dlpack__ call); the object's `exports` counts the table's exports."""
     x = producer.empty(np.shape(values))
     producer.write(x, values)
 
     @FROM_PY_CB
     def from_py(obj, out):
+        ctypes.cast(obj, ctypes.py_object).value.exports += 1
         return api.managed_tensor_from_py_object_no_sync(x.tensor, out)
 
     @WORK_STREAM_CB
@@ -322,6 +334,7 @@ def _unordered_device_tensor(api, producer, values, stream, stream_status=0):
     cls = _producer_type(from_py=from_py, work_stream=work_stream,
                          dlpack=lambda **kw: (calls.append(kw), x.__dlpack__(**kw))[1])
     cls.__dlpack_device__ = lambda self: x.__dlpack_device__()
+    cls.exports = 0
     return cls(), calls
 
 
@@ -354,3 +367,79 @@ def test_a_table_whose_current_work_stream_fails_goes_through_dlpack(api, async_
     t = od.from_dlpack(y)
     assert len(calls) == 1 and calls[0]["stream"] == async_producer.ortdlpack_stream()
     np.testing.assert_array_equal(t.numpy(), data)
+
+
+# --- a producer is asked for its tensor once --------------------------------------------------------------------
+
+
+def test_a_device_feed_from_a_table_is_exported_once(api, async_producer):
+    # ortdlpack.run on onnxruntime's InferenceSession: the feed is exported once, through the table, and ordered after
+    # the producer's stream. Before: once to look for a numpy view (dropped: not host memory), then again to import it.
+    from framework_models import build_models
+
+    data = (np.arange(64, dtype=np.float32) + 4).reshape(16, 4)
+    y, calls = _unordered_device_tensor(api, async_producer, data, async_producer.stream)
+    session = ort.InferenceSession(build_models()["add"], providers=["CPUExecutionProvider"])
+    (out,) = od.run(session, {"x": y})
+    assert (y.exports, calls) == (1, [])
+    np.testing.assert_array_equal(out, 2 * data)
+
+
+def test_a_host_feed_numpy_has_no_dtype_for_is_exported_once(api):
+    # A bfloat16 tensor (numpy has no bfloat16 of its own: no numpy view) from a table, fed to ortdlpack.run: exported
+    # once and imported. Before: exported to look for a numpy view (dropped), then again to import it.
+    ml_dtypes = pytest.importorskip("ml_dtypes")
+    data = np.arange(6, dtype=np.float32).astype(ml_dtypes.bfloat16)
+    t = od.from_dlpack(data)
+
+    @FROM_PY_CB
+    def from_py(obj, out):
+        ctypes.cast(obj, ctypes.py_object).value.exports += 1
+        return api.managed_tensor_from_py_object_no_sync(t, out)
+
+    cls = _producer_type(from_py=from_py, dlpack=t.__dlpack__)
+    cls.exports = 0
+    x = cls()
+    # y = float32(x): an output numpy has, so onnxruntime's run is where the run goes (feeds it can read as they are)
+    vi = [helper.make_tensor_value_info("x", TensorProto.BFLOAT16, [6]),
+          helper.make_tensor_value_info("y", TensorProto.FLOAT, [6])]
+    node = helper.make_node("Cast", ["x"], ["y"], to=TensorProto.FLOAT)
+    model = helper.make_model(helper.make_graph([node], "g", vi[:1], vi[1:]),
+                              opset_imports=[helper.make_opsetid("", 18)], ir_version=9)
+    (out,) = od.run(ort.InferenceSession(model.SerializeToString(), providers=["CPUExecutionProvider"]), {"x": x})
+    assert x.exports == 1
+    np.testing.assert_array_equal(out, np.arange(6, dtype=np.float32))
+
+
+def test_as_ortvalue_asks_a_table_once_then_dlpack(api, async_producer):
+    # A device tensor whose stream cannot be waited for: one export through the table (released), one through
+    # __dlpack__ naming ortdlpack's stream; onnxruntime's OrtValue then cannot wrap the memory. Before: as_ortvalue
+    # asked the table twice.
+    data = np.arange(64, dtype=np.float32) + 5
+    y, calls = _unordered_device_tensor(api, async_producer, data, async_producer.stream, stream_status=-1)
+    with pytest.raises(BufferError, match="onnxruntime.OrtValue cannot wrap memory"):
+        od.as_ortvalue(y)
+    assert y.exports == 1 and len(calls) == 1 and calls[0]["stream"] == async_producer.ortdlpack_stream()
+
+
+def test_as_ortvalue_asks_a_plain_producer_once():
+    # numpy and other producers without a table: one __dlpack__ call whatever the capsule holds (a read-only array
+    # is imported by ortdlpack, a writable one goes to onnxruntime as it is). Before: a read-only array was asked
+    # plainly (refused: a legacy capsule cannot say read-only), then again with max_version.
+    for writable in (True, False):
+        a = np.arange(6, dtype=np.float32)
+        a.flags.writeable = writable
+        calls = []
+
+        class Counting:
+            def __dlpack__(self, **kw):
+                calls.append(kw)
+                return a.__dlpack__(**kw)
+
+            def __dlpack_device__(self):
+                return a.__dlpack_device__()
+
+        v = od.as_ortvalue(Counting())
+        assert len(calls) == 1, (writable, calls)
+        np.testing.assert_array_equal(v.numpy(), a)
+

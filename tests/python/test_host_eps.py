@@ -19,10 +19,9 @@ import pytest
 
 import ortdlpack as od
 from ortdlpack import _ep_packages  # the finder the core registers a package's library from
-from conftest import ORT_RELEASE, SANITIZER, ep_device_library, library_is_loaded
+from conftest import ORT_RELEASE, SANITIZER, entry_points, ep_device_library, library_is_loaded
 from conftest import helper, TensorProto, torch  # optional: tests using one skip without it
 
-_C = od._ortdlpack
 
 
 @dataclasses.dataclass(frozen=True)
@@ -33,10 +32,12 @@ class HostEp:
     names: tuple  # every name a user may write for it
     since: tuple  # the oldest onnxruntime the pinned package runs on (older ones refuse it; tested below)
     under_asan: bool = True  # whether its library runs in scripts/sanitize.sh's ASan-preloaded Python leg
+    options: tuple = ()  # (key, value) pairs a user's own onnxruntime session needs (QNN cannot choose a backend)
 
 
 HOST_EPS = {
-    "qnn": HostEp("qnn", "onnxruntime-qnn", "QNNExecutionProvider", ("qnn", "QNN", "QNNExecutionProvider"), (1, 24)),
+    "qnn": HostEp("qnn", "onnxruntime-qnn", "QNNExecutionProvider", ("qnn", "QNN", "QNNExecutionProvider"), (1, 24),
+                  options=(("backend_type", "htp"),)),
     "ggml": HostEp("ggml", "onnxruntime-ggml", "ggml", ("ggml", "GGML"), (1, 29)),
     # Registering its library with the ASan runtime preloaded aborts the process on an Intel CPU (docs/reliability.md,
     # section 1): scripts/sanitize.sh's leg never registers it.
@@ -90,7 +91,8 @@ def host_ep(request) -> HostEp:
     reason = _skip_reason(ep)
     if reason:
         pytest.skip(reason)
-    assert _C._provider_name(ep.names[0]) == ep.ep_name  # registers the package's library, once
+    od.Device(ep.names[0])  # registers the package's library, once (resolve_provider, as every path names an EP)
+    assert [d for d in ort.get_ep_devices() if d.ep_name == ep.ep_name]
     return ep
 
 
@@ -119,13 +121,13 @@ def affine_model() -> bytes:
 
 
 def inference_session(ep: HostEp, model: bytes) -> ort.InferenceSession:
-    """The user's own onnxruntime session on the EP: its EP devices with the options ortdlpack defaults
+    """The user's own onnxruntime session on the EP: its EP devices with the options it needs
     (add_provider_for_devices; onnxruntime 1.32's providers=["QNNExecutionProvider"] silently runs on the CPU EP)."""
     so = ort.SessionOptions()
     so.intra_op_num_threads = 1
     so.add_session_config_entry("session.record_ep_graph_assignment_info", "1")
     devices = [d for d in ort.get_ep_devices() if d.ep_name == ep.ep_name]
-    so.add_provider_for_devices(devices, _C._provider_options(ep.ep_name, {}))
+    so.add_provider_for_devices(devices, dict(ep.options))
     return ort.InferenceSession(model, so)
 
 
@@ -150,7 +152,7 @@ def feeds():
 
 def test_every_name_finds_the_package_registered_under_the_eps_own_name(host_ep):
     for name in host_ep.names:
-        assert _C._provider_name(name) == host_ep.ep_name
+        assert entry_points().resolve_provider(name) == host_ep.ep_name
     devices = [d for d in ort.get_ep_devices() if d.ep_name == host_ep.ep_name]
     assert devices
     # The library registered is the package's own: the one its module names, inside its installed folder.
@@ -212,7 +214,7 @@ def test_onnxruntime_finds_ggml_by_its_name():
     ep = HOST_EPS["ggml"]
     if _skip_reason(ep):
         pytest.skip(_skip_reason(ep))
-    _C._provider_name("ggml")
+    entry_points().resolve_provider("ggml")
     s = ort.InferenceSession(addmul_model(), providers=["ggml"])  # a plain onnxruntime session, by the EP's name
     assert s.get_providers()[0] == "ggml"
 
@@ -220,11 +222,11 @@ def test_onnxruntime_finds_ggml_by_its_name():
 def test_qnn_gets_its_htp_backend_by_default():
     """QNN cannot choose a backend by itself on every host ("Could not determine default backend path"): ortdlpack's
     sessions default to backend_type=htp (docs/devices.md) unless the caller names a backend."""
-    assert _C._provider_options("QNNExecutionProvider", {}) == {"backend_type": "htp"}
-    assert _C._provider_options("QNNExecutionProvider", {"backend_type": "gpu"}) == {"backend_type": "gpu"}
-    assert _C._provider_options("QNNExecutionProvider", {"backend_path": "libQnnHtp.so"}) == {
+    assert entry_points().provider_options("QNNExecutionProvider", {}) == {"backend_type": "htp"}
+    assert entry_points().provider_options("QNNExecutionProvider", {"backend_type": "gpu"}) == {"backend_type": "gpu"}
+    assert entry_points().provider_options("QNNExecutionProvider", {"backend_path": "libQnnHtp.so"}) == {
         "backend_path": "libQnnHtp.so"}
-    assert _C._provider_options("ggml", {"device": "cpu"}) == {"device": "cpu"}
+    assert entry_points().provider_options("ggml", {"device": "cpu"}) == {"device": "cpu"}
     ep = HOST_EPS["qnn"]
     if _skip_reason(ep):
         pytest.skip(_skip_reason(ep))
@@ -299,7 +301,7 @@ def test_errors_name_the_device_the_option_or_the_name(host_ep):
     with pytest.raises(ValueError, match=f"no execution provider named '{host_ep.names[0]}x'"):
         od.Session(addmul_model(), ep=f"{host_ep.names[0]}x")
     with pytest.raises(ValueError, match="name is empty"):
-        _C._provider_name("")
+        entry_points().resolve_provider("")
 
 
 def test_a_package_whose_ep_lists_no_device_here_is_not_registered():
@@ -314,7 +316,7 @@ def test_a_package_whose_ep_lists_no_device_here_is_not_registered():
     if _cpu_vendor() == "Intel":
         pytest.skip("this Intel CPU gets OpenVINO devices: the tests above run on them")
     with pytest.raises(BufferError, match="Intel hardware only") as e:
-        _C._provider_name("openvino")
+        entry_points().resolve_provider("openvino")
     assert f"{ep.distribution} {version} on ONNX Runtime {ort.__version__}" in str(e.value)
     assert "unregistered again" in str(e.value)
     assert not [d for d in ort.get_ep_devices() if d.ep_name == ep.ep_name]
@@ -342,7 +344,7 @@ def test_a_package_this_onnxruntime_cannot_host_is_refused(key):
     if ORT_RELEASE[:2] >= ep.since:
         pytest.skip(f"onnxruntime {ort.__version__} hosts {ep.distribution} {version}")
     with pytest.raises(BufferError) as first:
-        _C._provider_name(ep.names[0])
+        entry_points().resolve_provider(ep.names[0])
     assert f"{ep.distribution} {version} on ONNX Runtime {ort.__version__}" in str(first.value)
     assert not [d for d in ort.get_ep_devices() if d.ep_name == ep.ep_name]
     with pytest.raises(BufferError) as again:  # decided once: not registered again

@@ -13,7 +13,7 @@ import onnxruntime as ort
 import pytest
 
 import ortdlpack
-from conftest import assert_runs_do_not_grow_rss
+from conftest import assert_runs_do_not_grow_rss, helper
 from framework_models import build_models, reference
 
 
@@ -67,6 +67,36 @@ def test_jax_function_errors(jx, jmlp, models):
         ortdlpack.jax_function(models["nonzero"])
     with pytest.raises(ValueError, match="output 'y'.* not a tensor"):
         ortdlpack.jax_function(models["sequence"])
+
+
+def test_jax_function_errors_in_the_handler_are_xla_s(jx, jmlp, models):
+    """What the handler refuses, or ORT fails at, reaches JAX with XLA's code for the error's kind (python/src/errors.cc):
+    INVALID_ARGUMENT for the call's, INTERNAL for ORT's failures in the run."""
+    jnp = jx.numpy
+    call = jx.ffi.ffi_call("ortdlpack_run", [jx.ShapeDtypeStruct((2, 4), jnp.float32)])
+    with pytest.raises(RuntimeError, match="INVALID_ARGUMENT: jax_function: the call has 1 arguments and 1 results "
+                                           "for a model of 2 inputs and 2 outputs"):
+        call(jnp.ones((2, 4), jnp.float32), session=np.uint64(jmlp._compiled.id))
+    add = ortdlpack.jax_function(models["add"])
+    with pytest.raises(RuntimeError, match="INVALID_ARGUMENT: jax_function: XLA element type 21 is not supported"):
+        call(jnp.ones((2, 4), jnp.int4), session=np.uint64(add._compiled.id))  # S4: XLA's one element per byte
+    with pytest.raises(RuntimeError, match="INTERNAL: run: the session failed: .*broadcast"):
+        ortdlpack.jax_function(models["add_broadcast"])(jnp.ones((2, 4), jnp.float32), jnp.ones((2, 3), jnp.float32))
+
+
+@pytest.mark.parametrize("dtype", ["bool", "int8", "int16", "int32", "uint8", "uint16", "uint32", "float16",
+                                   "bfloat16", "float32", "float8_e4m3fn", "float8_e5m2", "float8_e4m3fnuz",
+                                   "float8_e5m2fnuz"])
+def test_jax_function_reads_and_writes_every_shared_element_type(jx, dtype):
+    # XLA's element types through the core's dtype table (its XLA column): an Identity on each, in and out in place.
+    # (64-bit types need jax_enable_x64; ORT makes no complex tensors.)
+    elem = helper.np_dtype_to_tensor_dtype(np.dtype(jx.numpy.dtype(dtype)))
+    io = [helper.make_tensor_value_info(name, elem, ["N"]) for name in ("x", "y")]
+    model = helper.make_model(helper.make_graph([helper.make_node("Identity", ["x"], ["y"])], "g", io[:1], io[1:]),
+                              opset_imports=[helper.make_opsetid("", 21)], ir_version=10)
+    x = jx.numpy.asarray(np.arange(5) % 2).astype(dtype)
+    y = jx.jit(ortdlpack.jax_function(model.SerializeToString()))(x)
+    assert y.dtype == x.dtype and np.array_equal(np.asarray(y), np.asarray(x))
 
 
 def test_jax_function_from_threads_and_released_while_running(jx, models):

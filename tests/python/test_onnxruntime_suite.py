@@ -1137,6 +1137,16 @@ def test_run_sparse_output_only(Session):
     np.testing.assert_array_equal(out.values(), SPARSE_VALUES)
 
 
+def test_a_sparse_output_declared_dense_is_refused_by_the_core_executor():
+    """Not onnxruntime's: ortdlpack.Session binds tensors only, so the sparse value ORT produces for an output declared
+    dense is refused naming the output, never a wrong tensor (the drop-in above hands a run that binds nothing to
+    onnxruntime's run, which returns it). A torch feed makes the drop-in's run the core's: refused the same way."""
+    with pytest.raises(BufferError, match="output 'values' is declared tensor\\(float\\), but ORT produced a value"):
+        ortdlpack.Session(_sparse_initializer_as_output()).run({})
+    with pytest.raises(BufferError, match="no dense tensor"):
+        ortdlpack.run(ort.InferenceSession(_sparse_initializer_as_output(), providers=CPU), {}, device="cpu")
+
+
 def _sparse_to_dense_matmul():
     a = helper.make_sparse_tensor_type_proto(FLOAT, [9, 9])
     node = helper.make_node("SparseToDenseMatMul", ["sparse_A", "dense_B"], ["dense_Y"], domain="com.microsoft")

@@ -6,7 +6,7 @@ import weakref
 import numpy as np
 
 import ortdlpack as od
-from conftest import FakeProducer
+from conftest import FakeProducer, entry_points
 from conftest import torch  # optional: tests using one skip without it
 
 
@@ -82,7 +82,7 @@ def test_unconsumed_capsule_frees_once(collect):
 def test_our_unconsumed_capsules_free_once(collect):
     p = FakeProducer(np.arange(3, dtype=np.int8))
     t = od.from_dlpack(p)
-    caps = [t.__dlpack__(), t.__dlpack__(max_version=(1, 0)), od._ortdlpack._legacy_capsule(t)]
+    caps = [t.__dlpack__(), t.__dlpack__(max_version=(1, 0)), entry_points().legacy_capsule(t)]
     del t
     collect()
     assert p.deleted == 0

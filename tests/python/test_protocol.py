@@ -134,6 +134,16 @@ def test_legacy_producer_fallback():
     np.testing.assert_array_equal(t.numpy(), a)
 
 
+def test_a_producer_whose_dlpack_returns_no_capsule_is_type_error():
+    class NoCapsule:
+        def __dlpack__(self, **kw):
+            return np.arange(3)
+
+    for call in (od.from_dlpack, od.as_ortvalue):
+        with pytest.raises(TypeError, match=r"__dlpack__\(\) did not return a PyCapsule"):
+            call(NoCapsule())
+
+
 def test_producer_is_asked_for_the_newest_version():
     p = FakeProducer(np.arange(3, dtype=np.int8))
     od.from_dlpack(p)

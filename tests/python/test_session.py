@@ -566,7 +566,7 @@ def test_a_destination_of_another_size_is_refused_by_ort_and_left_untouched(make
     # feature is float32[N,3,64,64] -> float32[N,128]: "N" is a label, as ORT reads it, so a [2,128] destination for a
     # batch of 1 passes the plan and ORT refuses it when the run allocates feat; nothing is written into it.
     dst = torch.full((2, 128), -1.0)
-    with pytest.raises(ValueError):  # ORT's code: INVALID_ARGUMENT, on every path
+    with pytest.raises((ValueError, RuntimeError)):  # ORT's code: INVALID_ARGUMENT (1.32), RUNTIME_EXCEPTION (1.23)
         make("feature")({"x": torch.zeros(1, 3, 64, 64)}, outputs={"feat": dst})
     assert torch.equal(dst, torch.full((2, 128), -1.0))
 
