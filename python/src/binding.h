@@ -17,8 +17,9 @@
 
 #include "onnxruntime_devices.h"
 #include "onnxruntime_sessions.h"
+
+#include "binding_adapter.h"
 #include "ortdlpack/ortdlpack.h"
-#include "session_adapter.h"
 
 namespace nb = nanobind;
 

@@ -12,7 +12,6 @@
 #include <nanobind/stl/vector.h>
 
 #include "binding.h"
-#include "dtype_names.h"
 
 namespace ortdlpack::py {
 namespace {

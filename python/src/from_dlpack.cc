@@ -7,7 +7,6 @@
 #include <utility>
 
 #include "binding.h"
-#include "dlpack_layout.h"
 
 namespace ortdlpack::py {
 namespace {

@@ -14,8 +14,6 @@
 #include <nanobind/stl/vector.h>
 
 #include "binding.h"
-#include "device_names.h"
-#include "ep_packages.h"
 
 namespace {
 std::string g_init_error;  // why the hand-over failed, for the ImportError ortdlpack/__init__.py raises

@@ -9,8 +9,6 @@
 #include <numpy/arrayobject.h>
 
 #include "binding.h"
-#include "dlpack_layout.h"
-#include "dtype_names.h"
 
 namespace ortdlpack::py {
 namespace {

@@ -1,10 +1,10 @@
 // Devices as onnxruntime's Python API knows them (onnxruntime_devices.h).
 #include "onnxruntime_devices.h"
 
+#include "binding_adapter.h"
+
 #include <string>
 
-#include "dlpack_layout.h"
-#include "ort.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/device.h"
 #include "ortdlpack/error.h"

@@ -1,7 +1,7 @@
 // Which plans onnxruntime's run carries out (onnxruntime_sessions.h).
 #include "onnxruntime_sessions.h"
 
-#include "ort.h"
+#include "binding_adapter.h"
 
 namespace ortdlpack::py {
 

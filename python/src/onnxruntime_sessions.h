@@ -4,7 +4,7 @@
 
 #include <onnxruntime_c_api.h>
 
-#include "session_info.h"
+#include "binding_adapter.h"
 
 namespace ortdlpack::py {
 

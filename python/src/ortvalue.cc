@@ -10,7 +10,6 @@
 #include <nanobind/stl/vector.h>
 
 #include "binding.h"
-#include "ort.h"
 
 namespace ortdlpack::py {
 namespace {

@@ -1,6 +1,6 @@
 // ortdlpack.run and ortdlpack.InferenceSession's run() and bind(): a user's own onnxruntime.InferenceSession run on
 // DLPack tensors and on every value onnxruntime's run takes. The core's Session borrows the session's own OrtSession
-// (one PyBorrowedSession per C session), plans each run (session_adapter.h) and executes every plan of tensors, bind()
+// (one PyBorrowedSession per C session), plans each run (binding_adapter.h) and executes every plan of tensors, bind()
 // included (a core Binding); a plan of values goes to onnxruntime's run (onnxruntime_runs.cc). Failures of
 // onnxruntime keep their class (raise_onnxruntime_error), and a run an EP failed falls back as onnxruntime's does.
 #include <climits>
@@ -15,7 +15,6 @@
 
 #include "binding.h"
 #include "borrowed_session.h"
-#include "session_adapter.h"
 
 namespace ortdlpack::py {
 namespace {

@@ -14,7 +14,6 @@
 #include <vector>
 
 #include "binding.h"
-#include "dtype_names.h"
 
 namespace ffi = xla::ffi;
 

@@ -7,10 +7,10 @@
 #include <string>
 #include <vector>
 
+#include "binding_adapter.h"
 #include "onnxruntime_sessions.h"
 #include "placement_rules.h"
 #include "run_plan.h"
-#include "session_adapter.h"
 #include "support.h"
 #include "virtual_device_env.h"
 

@@ -314,50 +314,39 @@ TEST_F(StreamOrdering, SessionRunOnAnImportedFeedSeesTheProducersWrite) {
   ort().ReleaseSession(raw);
 }
 
-// A session ordered with the caller's stream (SessionConfig::stream): the caller queues writes on its stream into a
-// feed and a destination and hands ortdlpack the tensors themselves (no DLPack exchange names a stream). The run
-// must come after all of it: the feed's write lands after five garbage writes into the destination.
-TEST_F(StreamOrdering, SessionWithTheCallersStreamRunsAfterItsQueuedWork) {
-  test::AsyncProducer caller(abi, 0);
-  const std::string model = test::identity_model_bytes(8);
-  SessionConfig config;
-  config.ep = "VirtualDeviceEP";
-  config.ep_options = {{"device_id", "0"}};
-  config.stream = reinterpret_cast<uintptr_t>(caller.stream());
-  Session session(model.data(), model.size(), config);
-  const Tensor feed = device_tensor(0, 8);
-  const Tensor dst = device_tensor(0, 8);
-  for (int i = 0; i < 5; ++i) caller.write(dst, std::vector<float>(8, -7.0f));
-  caller.write(feed, iota(8, 1.0f));
-  RunOptions options;
-  options.destinations = {{"y", dst}};
-  const std::vector<Tensor> y = session.run({{"x", feed}}, {}, options);
-  EXPECT_EQ(y[0].data(), dst.data());
-  EXPECT_EQ(read(dst), iota(8, 1.0f));
-}
-
-// A caller's stream for one run (RunOptions::stream: XLA's stream in jax_function's handler), on a session that
-// has none of its own: the run comes after the caller's queued work as above, and the rest is refused.
+// A session run ordered with the caller's stream: the caller queues writes on its stream into a feed and a
+// destination and hands ortdlpack the tensors themselves (no DLPack exchange names a stream). The run must come after
+// all of it: the feed's write lands after five garbage writes into the destination. The stream is the session's
+// (SessionConfig::stream, every run) or the run's (RunOptions::stream: XLA's stream in jax_function's handler); a
+// Binding made with the run's is ordered on each of its runs.
 TEST_F(StreamOrdering, ARunWithTheCallersStreamRunsAfterItsQueuedWork) {
   test::AsyncProducer caller(abi, 0);
   const std::string model = test::identity_model_bytes(8);
   SessionConfig config;
   config.ep = "VirtualDeviceEP";
   config.ep_options = {{"device_id", "0"}};
+  const uintptr_t stream = reinterpret_cast<uintptr_t>(caller.stream());
+  config.stream = stream;
+  Session ordered(model.data(), model.size(), config);
+  config.stream.reset();
   Session session(model.data(), model.size(), config);
   const Tensor feed = device_tensor(0, 8);
   const Tensor dst = device_tensor(0, 8);
-  for (int i = 0; i < 5; ++i) caller.write(dst, std::vector<float>(8, -7.0f));
-  caller.write(feed, iota(8, 1.0f));
   RunOptions options;
   options.destinations = {{"y", dst}};
-  options.stream = reinterpret_cast<uintptr_t>(caller.stream());
-  EXPECT_EQ(session.run({{"x", feed}}, {}, options)[0].data(), dst.data());
-  EXPECT_EQ(read(dst), iota(8, 1.0f));
-  caller.write(feed, iota(8, 2.0f));  // a Binding: the stream orders each of its runs
+  for (Session* s : {&ordered, &session}) {
+    for (int i = 0; i < 5; ++i) caller.write(dst, std::vector<float>(8, -7.0f));
+    caller.write(feed, iota(8, 1.0f));
+    if (s == &session) options.stream = stream;
+    EXPECT_EQ(s->run({{"x", feed}}, {}, options)[0].data(), dst.data());
+    EXPECT_EQ(read(dst), iota(8, 1.0f));
+  }
   Binding bound = session.bind({{"x", feed}}, {}, options);
-  bound.run();
-  EXPECT_EQ(read(dst), iota(8, 2.0f));
+  for (float start : {2.0f, 3.0f}) {
+    caller.write(feed, iota(8, start));  // queued after bind(): each run of the Binding is ordered after it
+    bound.run();
+    EXPECT_EQ(read(dst), iota(8, start));
+  }
 
   const auto expect_invalid = [](const std::function<void()>& f, const char* fragment) {
     try {
@@ -371,8 +360,6 @@ TEST_F(StreamOrdering, ARunWithTheCallersStreamRunsAfterItsQueuedWork) {
   RunOptions on_host;
   on_host.stream = options.stream;
   expect_invalid([&] { session.run({{"x", test::host_iota(8)}}, {}, on_host); }, "no feed or destination");
-  config.stream = options.stream;
-  Session ordered(model.data(), model.size(), config);
   expect_invalid([&] { ordered.run({{"x", feed}}, {}, options); }, "SessionConfig::stream, which orders every run");
   options.stream = 0;  // a handle check_caller_stream refuses here
   expect_invalid([&] { session.run({{"x", feed}}, {}, options); }, "0 is only CUDA's default stream");

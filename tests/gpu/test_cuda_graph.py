@@ -48,3 +48,17 @@ def test_bound_runs_replay_a_cuda_graph_at_fixed_addresses(models, caller_stream
             assert x.data_ptr() == x_address
             got = y.cpu()  # on the current stream: after the run
         torch.testing.assert_close(got, b + float(run), msg=f"run {run}")
+
+
+def test_a_run_that_would_replay_another_runs_graph_is_refused(models):
+    # A replay reads and writes the tensors of the run that captured the graph: a plain run (a pooled IoBinding, this
+    # run's tensors) or a second Binding on the same graph would silently get another run's results (session.h).
+    session = ortdlpack.Session(models["add_tiny"], providers=[("CUDAExecutionProvider", {"enable_cuda_graph": "1"})])
+    x = torch.zeros(1, 100, device="cuda")
+    with pytest.raises(ValueError, match="replays captured device graphs"):
+        session.run({"x": x})
+    first = session.bind({"x": x}, output_type="torch")
+    for _ in range(RUNS):
+        first.run()
+    with pytest.raises(ValueError, match="captured by another Binding"):
+        session.bind({"x": x}, output_type="torch").run()

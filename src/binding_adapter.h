@@ -1,8 +1,10 @@
-// Internal, for bindings: the one private header a binding includes (beyond include/ortdlpack/). A binding whose
-// runtime runs some values its own way (the Python binding: onnxruntime's run takes sequences, maps and strings,
-// which have no DLPack form) plans a run once, with those values named (plan_run's `values`), and then either hands
-// the plan to its runtime (RunPlan::needs_values) or has the session execute it: one executor, Session's, for every
-// run of tensors, whatever API created the OrtSession.
+// Internal, for bindings: the one private header a binding includes (beyond include/ortdlpack/), and what of the
+// core's internals a binding may use: each header below for the reason its line gives; nothing else.
+//
+// A binding whose runtime runs some values its own way (the Python binding: onnxruntime's run takes sequences, maps and
+// strings, which have no DLPack form) plans a run once, with those values named (plan_run's `values`), and then either
+// hands the plan to its runtime (RunPlan::needs_values) or has the session execute it: one executor, Session's, for
+// every run of tensors, whatever API created the OrtSession.
 //
 //   const ortdlpack::SessionInfo& info = ortdlpack::session_info(session);
 //   ortdlpack::RunPlan plan = ortdlpack::plan_run(info, feeds, names, options, value_names);
@@ -13,10 +15,15 @@
 
 #include <vector>
 
+#include "device_names.h"   // devices and memory by the names and enum values a binding's users write
+#include "dlpack_layout.h"  // a DLPack tensor from outside checked field by field, before a binding reads it
+#include "dtype_names.h"    // element types by numpy-style name and by XLA's numbers (the one dtype table)
+#include "ep_packages.h"    // the finder of installed EP packages the embedding application installs
+#include "ort.h"            // the ORT C API idioms (memory fields, the env's EP devices, statuses)
 #include "ortdlpack/session.h"
 #include "ortdlpack/tensor.h"
-#include "run_plan.h"
-#include "session_info.h"
+#include "run_plan.h"      // the run plan a binding makes with values, and its errors
+#include "session_info.h"  // a session's inputs and outputs, as plans are checked against
 
 namespace ortdlpack {
 

@@ -1,0 +1,226 @@
+// Internal: the one executor of every session run (session.h), shared by Session (session.cc), its Binding
+// (binding.cc) and the executor's own steps (session_executor.cc): a session's state, its idle IoBindings, and each
+// step of a run — bind a plan, order and run it, collect its outputs — written once.
+#pragma once
+
+#include <onnxruntime_c_api.h>
+
+#include <map>
+#include <memory>
+#include <mutex>
+#include <optional>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "ort.h"
+#include "ortdlpack/api.h"
+#include "ortdlpack/handle.h"
+#include "ortdlpack/session.h"
+#include "run_plan.h"
+#include "session_creation.h"
+#include "session_info.h"
+#include "stream_order.h"
+
+namespace ortdlpack {
+
+using IoBinding = Owned<OrtIoBinding>;
+
+// Idle IoBindings of one session, reused across runs (creating one costs more than a small run).
+class BindingPool {
+ public:
+  explicit BindingPool(OrtSession* session) : session_(session) {}
+
+  IoBinding acquire() {
+    {
+      std::lock_guard<std::mutex> lock(mutex_);
+      if (!idle_.empty()) {
+        IoBinding b = std::move(idle_.back());
+        idle_.pop_back();
+        return b;
+      }
+    }
+    OrtIoBinding* binding = nullptr;
+    check(ort().CreateIoBinding(session_, &binding));
+    return IoBinding(binding);
+  }
+
+  void release(IoBinding binding) noexcept {
+    // Clearing drops ORT's references to the inputs and outputs: a DLPack producer's memory is not held past run().
+    ort().ClearBoundInputs(binding.get());
+    ort().ClearBoundOutputs(binding.get());
+    std::lock_guard<std::mutex> lock(mutex_);
+    if (idle_.size() < kIdleBindings) {
+      try {
+        idle_.push_back(std::move(binding));
+      } catch (...) {  // out of memory: the binding is simply released
+      }
+    }
+  }
+
+ private:
+  OrtSession* session_;
+  std::mutex mutex_;
+  std::vector<IoBinding> idle_;
+};
+
+// ORT's error binding `role` `name` as "run: binding <role> '<name>': ONNX Runtime: ...": the message is made only
+// when there is one (a run binds every input and output).
+void check_binding(OrtStatus* status, const char* role, const std::string& name);
+// Binds a plan's inputs and outputs; returns whether any output is allocated by ORT.
+bool bind_plan(const RunPlan& plan, OrtIoBinding* binding);
+// The outputs of a run, in plan order: the destinations themselves, the others ORT allocated (holding `keeper`).
+std::vector<Tensor> collect(const RunPlan& plan, OrtIoBinding* binding, bool any_allocated,
+                            const std::shared_ptr<const void>& keeper);
+// Session binds tensors only: a value without a DLPack form has no Tensor to bind.
+void check_tensors_only(const RunPlan& plan);
+// plan_run for Session: tensors only.
+RunPlan plan_tensors(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
+                     const RunOptions& options);
+// The caller's stream of a run (RunOptions::stream), on the device of its first feed or destination in device memory.
+std::optional<CallerStream> run_stream(const RunOptions& options, const Feeds& feeds, bool session_has_one);
+// The graph a run replays (its run options' gpu_graph_id; ORT's default, graph 0, when unset), or kNoCapture.
+inline constexpr const char* kNoCapture = "-1";
+std::string graph_of(const OrtRunOptions* run_options);
+// The providers' names, in order.
+std::vector<std::string> names_of(const std::vector<Provider>& providers);
+// Whether a provider's options make its session capture device graphs (captures_graphs, session_creation.h).
+bool any_captures_graphs(const std::vector<Provider>& providers);
+// A borrowed session's EP devices: those it was created with, and the env's devices of the EPs it runs on.
+std::vector<const OrtEpDevice*> with_devices_of(std::vector<const OrtEpDevice*> devices,
+                                                const std::vector<Provider>& providers);
+// Run options as ORT makes them for a run passed none: made once, where ORT would make them on every such run.
+Owned<OrtRunOptions> new_run_options();
+
+struct Session::Impl {
+  Impl(OrtSession* borrowed, const BorrowedSession& how)
+      : session(borrowed),
+        info(borrowed, with_devices_of(how.ep_devices, how.providers)),
+        providers(how.providers.empty() ? providers_of(how.ep_devices) : names_of(how.providers)),
+        captures_graphs(how.captures_graphs || any_captures_graphs(how.providers)),
+        owner(how.owner),
+        pool(borrowed) {}
+  explicit Impl(CreatedSession created)
+      : owned(std::move(created.session)),
+        stream(created.stream),
+        session(owned.get()),
+        info(session, created.ep_devices),
+        providers(std::move(created.providers)),
+        captures_graphs(created.captures_graphs),
+        pool(session) {
+    if (stream && stream->ort_runs_on_it) {
+      // ORT computes on the caller's stream: a run need not wait for it on the host at its end.
+      unsynchronized = new_run_options();
+      check(ort().AddRunConfigEntry(unsynchronized.get(), "disable_synchronize_execution_providers", "1"));
+    }
+  }
+
+  // A run ORT computes on the caller's stream returns with its work queued there when every output is in that
+  // device's memory (a host output must be complete on return; readers of another device's memory are not ordered
+  // after the caller's stream) and the caller passed no run options of their own.
+  bool leaves_queued(const RunPlan& plan, const OrtRunOptions* run_options) const {
+    if (!unsynchronized || run_options != nullptr) return false;
+    for (const RunPlan::Output& out : plan.outputs) {
+      if (!detail::same_memory(out.destination ? out.destination.memory_info() : out.memory, stream->memory)) {
+        return false;
+      }
+    }
+    return true;
+  }
+
+  // Binds, runs and collects a plan on an idle IoBinding (the binding is cleared on every path).
+  std::vector<Tensor> execute(const RunPlan& plan, const OrtRunOptions* run_options, const CallerStream* per_run) {
+    if (captures_graphs && graph_of(run_options) != kNoCapture) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "run: the session replays captured device graphs, which read and write the tensors of the run "
+                  "that captured them, not this run's: bind() once and run the Binding (one per gpu_graph_id), or "
+                  "set the run option gpu_graph_id to -1 for this run");
+    }
+    struct Lease {
+      BindingPool& pool;
+      IoBinding binding;
+      ~Lease() { pool.release(std::move(binding)); }
+    } lease{pool, pool.acquire()};
+    const bool any_allocated = bind_plan(plan, lease.binding.get());
+    run_bound(plan, lease.binding.get(), run_options, per_run);
+    std::vector<Tensor> outputs = collect(plan, lease.binding.get(), any_allocated, owner);
+    unalias(plan, outputs);
+    return as_requested(plan, std::move(outputs));
+  }
+
+  // A Binding of a session that replays graphs runs graph `graph` (its run options' gpu_graph_id): refused when
+  // another Binding ran it, whose tensors a replay would read and write instead. ORT's C API cannot release a
+  // captured graph: once its Binding is gone the graph stays captured on that Binding's (freed) tensors, so it is
+  // never run again (retired).
+  void claim_graph(const std::string& graph, const void* binding) {
+    if (!captures_graphs || graph == kNoCapture) return;
+    const std::lock_guard<std::mutex> lock(graphs_mutex);
+    const void*& runs_it = graph_owners[graph];
+    if (runs_it != nullptr && runs_it != binding) {
+      throw Error(ErrorKind::kInvalidArgument,
+                  "run: graph " + graph + " of the session was captured by another Binding" +
+                      (runs_it == &kRetired ? " (released since)" : "") +
+                      ", whose tensors a replay reads and writes: give this one another gpu_graph_id" +
+                      (runs_it == &kRetired ? "" : ", or run that Binding"));
+    }
+    runs_it = binding;
+  }
+  void retire_graphs(const void* binding) noexcept {
+    const std::lock_guard<std::mutex> lock(graphs_mutex);
+    for (auto& [graph, runs_it] : graph_owners) {
+      if (runs_it == binding) runs_it = &kRetired;
+    }
+  }
+  static constexpr char kRetired = 0;  // what runs a graph whose Binding is gone: nothing ever again
+
+  // Orders and runs a bound plan (the caller's work already adopted, staging done); `per_run`: the run's own
+  // caller's stream (RunOptions::stream), whose later work the outputs are then ordered before.
+  void run_bound(const RunPlan& plan, OrtIoBinding* binding, const OrtRunOptions* run_options,
+                 const CallerStream* per_run) {
+    const bool leave_queued = leaves_queued(plan, run_options);
+    order_before_run(plan, stream ? &*stream : per_run);
+    const OrtRunOptions* options = leave_queued ? unsynchronized.get() : run_options ? run_options : defaults.get();
+    if (OrtStatus* status = ort().RunWithBinding(session, options, binding)) {
+      const Owned<OrtStatus> release(status);
+      throw run_failed(ort().GetErrorCode(status), ort().GetErrorMessage(status));
+    }
+    if (leave_queued) adopt_caller_work(*stream);
+  }
+
+  // After a run with its own caller's stream: the outputs ORT wrote are complete for work queued on it next.
+  static void order_for_caller(const std::vector<Tensor>& outputs, const CallerStream* per_run) {
+    if (per_run == nullptr) return;
+    for (const Tensor& t : outputs) order_for_consumer(t, static_cast<int64_t>(per_run->handle));
+  }
+
+  Owned<OrtSession> owned;              // the session when this class created it (declared first: destroyed last)
+  std::optional<CallerStream> stream;   // SessionConfig::stream
+  Owned<OrtRunOptions> unsynchronized;  // runs that leave their work queued on `stream` (ORT computes on it)
+  Owned<OrtRunOptions> defaults = new_run_options();  // runs without options of their own (read-only: shared)
+  OrtSession* session;
+  SessionInfo info;
+  std::vector<std::string> providers;
+  bool captures_graphs;
+  std::shared_ptr<const void> owner;  // BorrowedSession::owner
+  std::mutex graphs_mutex;
+  std::map<std::string, const void*> graph_owners;  // graph id -> the Binding (its Impl) that runs it, or kRetired
+  BindingPool pool;
+};
+
+struct Binding::Impl {
+  std::shared_ptr<Session::Impl> session;
+  RunPlan plan;                                // after the first run, every output has its destination
+  const OrtRunOptions* run_options = nullptr;  // bind()'s RunOptions::run_options
+  std::optional<CallerStream> stream;          // bind()'s RunOptions::stream
+  IoBinding binding;                           // bound once (outputs again after the first run)
+  bool allocated = true;                       // whether the next run has outputs ORT allocates
+  std::vector<std::string> names;              // of plan.outputs
+  std::vector<Tensor> outputs;                 // plan.outputs' tensors, after the first run
+  std::vector<Tensor> returned;                // as_requested(plan, outputs): what run() returns
+  std::vector<std::string> returned_names;
+  std::mutex mutex;
+
+  ~Impl() { session->retire_graphs(this); }
+};
+
+}  // namespace ortdlpack
