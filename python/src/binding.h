@@ -172,10 +172,6 @@ Tensor import_owned(DLManagedTensorVersioned* m, CopyMode copy, const Target& ta
 // the TypeError for an object that is no DLPack tensor. JAX arrays and TensorFlow tensors, immutable by contract,
 // import read-only.
 Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* what);
-// A feed of a producer with a C exchange API (torch), its producer asked once: a host tensor as a numpy array over its
-// memory when numpy has its dtype (what onnxruntime's run reads as it is, with no ORT value in between); any other
-// tensor imported as import_any imports it, into `imported`. Neither (an invalid object) for other producers.
-nb::object numpy_view_of(nb::handle x, std::optional<Tensor>& imported);
 void bind_dlpack(nb::module_& m);
 
 // ortvalue.cc ---------------------------------------------------------------------------------------------------------
@@ -378,7 +374,6 @@ struct Request {
   Feeds feeds;
   std::vector<std::string> value_names;  // the inputs fed with values (plan_run's `values`)
   std::vector<nb::object> values;        // the values themselves, in value_names' order
-  bool values_as_given = true;           // each value is the caller's own object (no numpy view in its place)
   std::vector<std::string> names;
   RunOptions options;
   RunPlan plan;

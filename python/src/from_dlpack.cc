@@ -231,24 +231,6 @@ nb::object as_ortvalue(nb::handle x) {
 
 }  // namespace
 
-nb::object numpy_view_of(nb::handle x, std::optional<Tensor>& imported) {
-  if (exchange_api_of(Py_TYPE(x.ptr())) == nullptr) return nb::object();
-  Handed h;
-  ask(x, Target::anywhere(), nb::none(), "the tensor", h);
-  const DLManagedTensorVersioned* m = h.tensor;
-  if (m != nullptr && m->dl_tensor.device.device_type == kDLCPU && m->dl_tensor.ndim >= 0 &&
-      m->dl_tensor.ndim <= kMaxNdim) {
-    ONNXTensorElementDataType type = ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-    try {
-      type = from_dlpack_dtype(m->dl_tensor.dtype);
-    } catch (const Error&) {  // a dtype ORT has not: the import says so
-    }
-    if (py::numpy_has(type)) return numpy_over(h.release());
-  }
-  imported = import_handed(h, CopyMode::kIfNeeded, Target::anywhere());
-  return nb::object();
-}
-
 void bind_dlpack(nb::module_& m) {
   m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::kw_only(), nb::arg("device") = nb::none(),
         nb::arg("copy") = nb::none(),

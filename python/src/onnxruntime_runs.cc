@@ -93,7 +93,7 @@ nb::object run_with_values(const PyBorrowedSession& p, const Request& r, nb::han
                            nb::handle run_options) {
   if (p.graph_capture) session.attr("_validate_graph_capture_run_api")(run_options);
   nb::object input_feed;
-  if (r.feeds.empty() && r.values_as_given && PyDict_Check(feeds.ptr())) {
+  if (r.feeds.empty() && PyDict_Check(feeds.ptr())) {
     input_feed = nb::borrow(feeds);
   } else {
     nb::dict d;

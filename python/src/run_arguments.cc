@@ -147,24 +147,11 @@ void convert(Request& r, const std::vector<IoInfo>& inputs, const std::vector<Io
       list = list || PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr());  // the core's Session: made numpy arrays
     } else if (list) {
       value = values == Values::kOnnxruntimeTakes || io == nullptr || !io->has_dlpack_form();
-    } else if (values == Values::kOnnxruntimeTakes && numpy == NumpyKind::kNone) {
-      // A host tensor onnxruntime's run can read as a numpy view: no ORT value in between (torch's, through its C
-      // exchange API, which is asked once: any other of its tensors comes imported); an onnxruntime.OrtValue as it is.
-      std::optional<Tensor> imported;
-      nb::object view = numpy_view_of(x, imported);
-      if (imported) {
-        r.feeds.emplace_back(std::move(name), std::move(*imported));
-        return;
-      }
-      if (view.is_valid() || is_ortvalue(x)) {
-        r.value_names.push_back(std::move(name));
-        r.values_as_given = r.values_as_given && !view.is_valid();
-        r.values.push_back(view.is_valid() ? std::move(view) : nb::borrow(x));
-        return;
-      }
-      value = !dlpack_producer(x, numpy);
     } else {
-      value = (values == Values::kOnnxruntimeTakes && numpy == NumpyKind::kNative) || !dlpack_producer(x, numpy);
+      // onnxruntime's run reads numpy arrays and onnxruntime.OrtValues as they are; every other tensor (torch's, on
+      // the host too) is imported, for the core's executor, whose bound run costs less than onnxruntime's.
+      value = (values == Values::kOnnxruntimeTakes && (numpy == NumpyKind::kNative || is_ortvalue(x))) ||
+              !dlpack_producer(x, numpy);
     }
     if (value) {
       r.value_names.push_back(std::move(name));
