@@ -468,3 +468,18 @@ def test_data_ptr_is_an_int_and_a_method():
     assert isinstance(t.data_ptr, int)
     with pytest.raises(TypeError):
         t.data_ptr(1)
+
+
+def test_a_c_session_whose_ort_session_is_not_recognised_is_a_clear_error(models):
+    # ortdlpack runs an InferenceSession on its own OrtSession, taken from onnxruntime's SessionIOBinding and accepted
+    # only if it starts with the vtable of ORT's session class. A C session it cannot recognise (as a future
+    # onnxruntime's layout would be) is a BufferError naming the version, before anything reads it as a session.
+    class Unrecognised:  # has what the binding reads of a C session before it looks for the OrtSession
+        def __init__(self, real):
+            self.run, self.inputs_meta, self.outputs_meta = real.run, real.inputs_meta, real.outputs_meta
+
+    s = ortdlpack.InferenceSession(models["mul_1"], providers=["CPUExecutionProvider"])
+    s._sess = Unrecognised(s._sess)
+    for run in (lambda: ortdlpack.run(s, {"X": X}), lambda: s.run(None, {"X": X}), lambda: s.bind({"X": X})):
+        with pytest.raises(BufferError, match=f"onnxruntime \\({ort.__version__}\\) does not hand out the ORT session"):
+            run()

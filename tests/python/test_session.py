@@ -671,7 +671,7 @@ def test_a_producer_s_exception_is_kept_with_the_input_name(add):
 
 def test_onnxruntime_s_argument_order_gets_a_type_error_that_says_the_call(add, add_ref):
     # Item 11: run(None, feeds) / run(["y"], feeds), onnxruntime's order. Before: nanobind's "incompatible function
-    # arguments" listing _Planner.run's internal signature. ortdlpack.Session.run takes that order (issue 19).
+    # arguments" listing an internal signature. ortdlpack.Session.run takes that order (issue 19).
     if add.kind == "InferenceSession.run":
         pytest.skip("onnxruntime's order is InferenceSession.run's own")
     if add.kind == "Session.run":
@@ -684,7 +684,7 @@ def test_onnxruntime_s_argument_order_gets_a_type_error_that_says_the_call(add, 
             add(names, {"x": tiny_input()})
         message = str(e.value)
         assert "feeds" in message and "output_names" in message and "run(" in message
-        assert "incompatible function arguments" not in message and "_Planner" not in message
+        assert "incompatible function arguments" not in message and "_BorrowedSession" not in message
 
 
 # --- issue 17 item 3 / issue 16 item 3: a user's InferenceSession with a plugin EP takes its device tensors -------
