@@ -140,7 +140,7 @@ OrtSession* onnxruntime_session(nb::handle c_session) {
   // vtable of ORT's session class, which nothing but a session of this ORT does. Anything else gives NULL.
   static PyObject* const io_binding =
       module_attribute("onnxruntime.capi.onnxruntime_pybind11_state", "SessionIOBinding");
-  PyObject* made = PyObject_CallOneArg(io_binding, c_session.ptr());
+  PyObject* made = PyObject_CallFunctionObjArgs(io_binding, c_session.ptr(), nullptr);  // (limited API: abi3)
   if (made == nullptr) {
     clear_exception();
     return nullptr;
