@@ -305,6 +305,9 @@ OrtSession* onnxruntime_session(nb::handle c_session);
 // session_providers.cc ------------------------------------------------------------------------------------------------
 // The (key, value) pairs of a dict[str, str] argument (None: none); TypeError naming `what` otherwise.
 std::vector<std::pair<std::string, std::string>> string_pairs(nb::handle dict, const char* what);
+// Provider options as onnxruntime takes them (providers=' options, ep_options=): a dict of names to str, bool
+// ("1"/"0"), int or float values, each as ORT's string. TypeError naming `what` for anything else.
+std::vector<std::pair<std::string, std::string>> option_pairs(nb::handle dict, const std::string& what);
 // onnxruntime's providers=[name or (name, options)] and provider_options=[options, ...] (one per provider), as the
 // core's providers (which checks the names).
 std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_options);

@@ -51,7 +51,7 @@ void create_session(PySession* self, nb::handle model, nb::handle sess_options, 
   if (!inter.is_none())
     c.inter_op_num_threads = static_cast<int>(to_integer(inter, "inter_op_num_threads", INT_MIN, INT_MAX));
   if (!ep.is_none()) c.ep = str_of(ep, "ep");  // "" is the core's to refuse
-  c.ep_options = string_pairs(ep_options, "ep_options");
+  if (!ep_options.is_none()) c.ep_options = option_pairs(ep_options, "ep_options");
   c.entries = string_pairs(config, "config");
   std::optional<OutputType> type;
   if (!output_type.is_none()) type = to_output_type(output_type, "output_type");

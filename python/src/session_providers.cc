@@ -23,6 +23,8 @@ std::string option_value(nb::handle v, const std::string& what) {
   throw nb::type_error((what + " must be a str, bool, int or float, not " + type_name(v.ptr())).c_str());
 }
 
+}  // namespace
+
 std::vector<std::pair<std::string, std::string>> option_pairs(nb::handle dict, const std::string& what) {
   if (!PyDict_Check(dict.ptr())) {
     throw nb::type_error((what + " must be a dict of option names to values, not " + type_name(dict.ptr())).c_str());
@@ -34,8 +36,6 @@ std::vector<std::pair<std::string, std::string>> option_pairs(nb::handle dict, c
   }
   return pairs;
 }
-
-}  // namespace
 
 // The (key, value) pairs of a dict[str, str] argument (None: none).
 std::vector<std::pair<std::string, std::string>> string_pairs(nb::handle dict, const char* what) {
@@ -122,7 +122,7 @@ nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, 
   if (!ep.is_none() || !ep_options.is_none()) {
     SessionConfig c;
     if (!ep.is_none()) c.ep = str_of(ep, "ep");
-    c.ep_options = string_pairs(ep_options, "ep_options");
+    if (!ep_options.is_none()) c.ep_options = option_pairs(ep_options, "ep_options");
     if (!providers.is_none()) c.providers = {Provider{"providers", {}}};  // (the rule refuses both)
     wanted = wanted_providers(c);
   } else {

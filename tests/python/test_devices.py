@@ -643,3 +643,13 @@ def test_interpreter_exit_with_live_device_tensors(accel, tmp_path):
     assert proc.returncode == 0, proc.stderr
     assert proc.stdout == f"alive: {6 if with_run == 'run' else 5}\n"
     assert "rror" not in proc.stderr  # (Dawn's two warnings about reduced limits may be there)
+
+
+def test_ep_options_take_the_values_provider_options_take(accel):
+    # str, bool, int and float, each as ORT's string, as providers=' options take them: one rule for ortdlpack.Session
+    # and the drop-in (which hands ep= / ep_options= to the core's rule, wanted_providers).
+    for make in (od.Session, od.InferenceSession):
+        s = make(affine_model(), ep=accel.ep, ep_options={"device_id": 0})
+        assert s.get_providers()[0] == accel.ep_device.ep_name, make
+        with pytest.raises(TypeError, match=r"ep_options\['device_id'\] must be a str, bool, int or float, not list"):
+            make(affine_model(), ep=accel.ep, ep_options={"device_id": [0]})
