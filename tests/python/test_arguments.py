@@ -46,7 +46,7 @@ CASES = [
     ("ep=3", TypeError, "ep", lambda m, s: od.Session(m, ep=3)),
     ("ep=''", ValueError, "execution provider name", lambda m, s: od.Session(m, ep="")),
     ("ep_options=[...]", TypeError, "ep_options", lambda m, s: od.Session(m, ep="cpu", ep_options=[("a", "b")])),
-    ("ep_options={'a': 1}", TypeError, "ep_options", lambda m, s: od.Session(m, ep="cpu", ep_options={"a": 1})),
+    ("ep_options={'a': [1]}", TypeError, "ep_options", lambda m, s: od.Session(m, ep="cpu", ep_options={"a": [1]})),
     ("config={'a': 1}", TypeError, "config", lambda m, s: od.Session(m, config={"a": 1})),
     ("stream='0'", TypeError, "stream", lambda m, s: od.Session(m, stream="0")),
     ("stream=-1", ValueError, "stream", lambda m, s: od.Session(m, stream=-1)),
