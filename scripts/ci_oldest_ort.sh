@@ -5,6 +5,7 @@
 # build serves every onnxruntime >= 1.23 (it asks the runtime for its C API version at import).
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/ci_venv.sh
 ORT_VERSION=${ORT_VERSION:-1.23.2}
 start=$SECONDS
 venv=build/ci/ort-$ORT_VERSION
@@ -13,17 +14,12 @@ pin() { grep -E "^$1==" requirements.txt; }  # the versions requirements.txt pin
 
 if [[ ! -x $venv/bin/python ]] || ! "$venv/bin/python" -c "import onnxruntime" 2>/dev/null; then
   echo "ci_oldest_ort: creating $venv with onnxruntime==$ORT_VERSION"
-  rm -rf "$venv"
-  python3 -m venv "$venv"
+  ci_venv_new "$venv"
   "$venv/bin/python" -m pip install -q --progress-bar off "onnxruntime==$ORT_VERSION" "$(pin numpy)" "$(pin pytest)" \
     "$(pin ml_dtypes)" "$(pin onnx)" "$(pin psutil)" "$(pin apache-tvm-ffi)"
-  own=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-  .venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > "$own/ortdlpack_ci_frameworks.pth"
+  ci_venv_see_dotvenv "$venv"
 fi
-echo "ci_oldest_ort: installing ortdlpack into $site (build dir build/python)"
-rm -rf "$site"
-.venv/bin/python -m pip install -q --no-build-isolation --no-deps --target "$site" -Cbuild-dir=build/python \
-  -Ccmake.define.ORTDLPACK_PYTHON_TESTING=ON .
+ci_install_site "$site"
 
 echo "== Python tests against onnxruntime $("$venv/bin/python" -c 'import onnxruntime; print(onnxruntime.__version__)')"
 PYTHONPATH="$site" "$venv/bin/python" -m pytest tests/python -q -p no:cacheprovider -rs "$@"

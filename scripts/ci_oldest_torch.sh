@@ -12,6 +12,7 @@
 # made once (~3.5 GB downloaded, ~2 min) and kept.
 set -euo pipefail
 cd "$(dirname "$0")/.."
+. scripts/lib/ci_venv.sh
 TORCH_VERSION=${TORCH_VERSION:-2.10.0}
 start=$SECONDS
 venv=build/ci/torch-$TORCH_VERSION
@@ -23,19 +24,15 @@ cuda='cuda-runtime|cuda-cupti|cublas|cudnn|cufft|curand|cusparse|cusparselt|nccl
 if ! "$venv/bin/python" -c "import torch, pytest, sys; sys.exit(torch.__version__.split('+')[0] != '$TORCH_VERSION')" \
      2>/dev/null; then
   echo "ci_oldest_torch: creating $venv with torch==$TORCH_VERSION"
-  rm -rf "$venv"
-  python3 -m venv "$venv"
+  ci_venv_new "$venv"
   "$venv/bin/python" -m pip install -q --progress-bar off --no-deps "torch==$TORCH_VERSION"
   pins=$("$venv/bin/python" -c "import importlib.metadata as m; print('\n'.join(m.requires('torch')))" |
          sed -nE "s/^((nvidia-($cuda)-cu12|triton)==[^ ;]+).*/\1/p")
   # shellcheck disable=SC2086  (one pin a word)
   "$venv/bin/python" -m pip install -q --progress-bar off --no-deps $pins
-  own=$("$venv/bin/python" -c "import sysconfig; print(sysconfig.get_paths()['purelib'])")
-  .venv/bin/python -c "import sysconfig; print(sysconfig.get_paths()['purelib'])" > "$own/ortdlpack_ci_frameworks.pth"
+  ci_venv_see_dotvenv "$venv"
 fi
-echo "ci_oldest_torch: installing ortdlpack into $site (build dir build/python)"
-rm -rf "$site"
-.venv/bin/python -m pip install -q --no-build-isolation --no-deps --target "$site" -Cbuild-dir=build/python .
+ci_install_site "$site"
 
 tested=$(PYTHONPATH="$site" "$venv/bin/python" -c "import torch; print(torch.__version__, 'from', torch.__file__)")
 echo "== torch and jax tests against torch $tested"

@@ -68,21 +68,6 @@ std::vector<Provider> providers_of(nb::handle c) {
   return providers;
 }
 
-// The names of NodeArgs, in order.
-std::vector<std::string> names_of(nb::handle args) {
-  std::vector<std::string> names;
-  for (nb::handle arg : args) names.push_back(nb::cast<std::string>(arg.attr("name")));
-  return names;
-}
-
-bool same_names(const std::vector<IoInfo>& ios, const std::vector<std::string>& names) {
-  if (ios.size() != names.size()) return false;
-  for (size_t i = 0; i < ios.size(); ++i) {
-    if (ios[i].name != names[i]) return false;
-  }
-  return true;
-}
-
 }  // namespace
 
 PyBorrowedSession::PyBorrowedSession(nb::handle c) : c_session(nb::borrow(c)), run(c_session.attr("run")) {
@@ -99,13 +84,6 @@ PyBorrowedSession::PyBorrowedSession(nb::handle c) : c_session(nb::borrow(c)), r
   graph_capture = !capture.is_none() && nb::cast<bool>(capture);
   // Outputs the session allocates keep its C session alive (their EP's allocator may not outlive it: WebGPU).
   core = std::make_unique<Session>(session, BorrowedSession{{}, providers_of(c), python_reference(c), graph_capture});
-  // The same session as onnxruntime's Python sees (a check of what the layout gave, at no cost per run).
-  if (!same_names(core->inputs(), names_of(c.attr("inputs_meta"))) ||
-      !same_names(core->outputs(), names_of(c.attr("outputs_meta")))) {
-    throw Error(ErrorKind::kRuntime,
-                "ortdlpack: the ORT session behind this InferenceSession has other inputs or "
-                "outputs than the InferenceSession reports");
-  }
   host_outputs = py::host_outputs(session_info(*core));
   for (const IoInfo& io : core->outputs()) all_outputs.append(nb::str(io.name.c_str()));
 }

@@ -7,6 +7,7 @@
 #include <string>
 #include <vector>
 
+#include "async_producer.h"
 #include "binding_adapter.h"
 #include "onnxruntime_sessions.h"
 #include "placement_rules.h"
@@ -267,6 +268,18 @@ TEST_F(RunPlanTest, ABorrowedSessionHasTheDevicesOfTheEpsItRunsOn) {
   ExpectError(ErrorKind::kInvalidArgument,
               [&] { run_planned(cpu, plan_run(session_info(cpu), {}, {}, {}, {"X"}), nullptr); },
               {"input 'X' is fed a value, not a tensor"});
+  // A session ordered with a caller's stream plans its own runs, after adopting the caller's work.
+  const std::string model = test::identity_model_bytes(8);
+  SessionConfig config;
+  config.ep = ORTDLPACK_VD_EP_NAME;
+  config.ep_options = {{"device_id", "0"}};
+  const test::VdStreamAbi abi = test::VdStreamAbi::load();
+  test::AsyncProducer caller(abi, 0);
+  config.stream = reinterpret_cast<uintptr_t>(caller.stream());
+  Session ordered(model.data(), model.size(), config);
+  ExpectError(ErrorKind::kInvalidArgument,
+              [&] { run_planned(ordered, plan_run(session_info(ordered), {{"x", host_iota(8)}}, {}, {}), nullptr); },
+              {"a session with a caller's stream plans its own runs"});
 }
 
 // A replay of a captured graph reads and writes the tensors of the run that captured it: every other run would get

@@ -476,7 +476,7 @@ def test_a_c_session_whose_ort_session_is_not_recognised_is_a_clear_error(models
     # onnxruntime's layout would be) is a BufferError naming the version, before anything reads it as a session.
     class Unrecognised:  # has what the binding reads of a C session before it looks for the OrtSession
         def __init__(self, real):
-            self.run, self.inputs_meta, self.outputs_meta = real.run, real.inputs_meta, real.outputs_meta
+            self.run = real.run
 
     s = ortdlpack.InferenceSession(models["mul_1"], providers=["CPUExecutionProvider"])
     s._sess = Unrecognised(s._sess)
