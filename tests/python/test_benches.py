@@ -187,6 +187,14 @@ def test_bench_host_eps():
     assert tables(out) == 1 and "| CPU EP" in out
 
 
+def test_bench_decode():
+    """Where onnxruntime-genai is not installed (here or in .venv-bench: scripts/bench_env.sh), says there is nothing
+    to measure; --quick never installs it."""
+    needs("torch")
+    out = run_bench("bench_decode.py")
+    assert "nothing to measure" in out or (tables(out) == 2 and "| onnxruntime-genai " in out)
+
+
 def test_bench_gpu():
     """Measures on a CUDA device with onnxruntime-gpu; elsewhere says there is nothing to measure."""
     needs("onnx")
