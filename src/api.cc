@@ -101,7 +101,7 @@ void check(OrtStatus* status) {
   const Owned<OrtStatus> owned(status);
   const OrtErrorCode code = ort().GetErrorCode(status);
   const std::string message = ort().GetErrorMessage(status);
-  throw Error(code, "ONNX Runtime: " + message);
+  throw Error(code, message);  // ORT's words as they are: a binding says them as ORT's own binding does
 }
 
 ErrorKind error_kind(OrtErrorCode code) noexcept {

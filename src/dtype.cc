@@ -16,6 +16,7 @@ struct DtypeRow {
   const char* name;
   const char* onnx_name;  // as ONNX spells it inside "tensor(...)" (what onnxruntime's Python NodeArg.type reports)
   int xla;                // XLA's PrimitiveType (xla_data.proto, the numbers of its FFI's DataType); 0: none
+  bool numpy;             // numpy has it itself (not through ml_dtypes)
 };
 
 constexpr DLDataType dl(uint8_t code, uint8_t bits) { return DLDataType{code, bits, 1}; }
@@ -29,32 +30,34 @@ constexpr DLDataType dl(uint8_t code, uint8_t bits) { return DLDataType{code, bi
 // XLA's number is 0 for the 4-bit types: XLA's FFI sizes their buffers one element per byte (ffi::ByteWidth), where
 // ONNX packs two to a byte.
 constexpr DtypeRow kDtypes[] = {
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, dl(kDLBool, 8), "bool", "bool", 1},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, dl(kDLInt, 8), "int8", "int8", 2},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, dl(kDLInt, 16), "int16", "int16", 3},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, dl(kDLInt, 32), "int32", "int32", 4},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, dl(kDLInt, 64), "int64", "int64", 5},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, dl(kDLUInt, 8), "uint8", "uint8", 6},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, dl(kDLUInt, 16), "uint16", "uint16", 7},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, dl(kDLUInt, 32), "uint32", "uint32", 8},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, dl(kDLUInt, 64), "uint64", "uint64", 9},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, dl(kDLFloat, 16), "float16", "float16", 10},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, dl(kDLFloat, 32), "float32", "float", 11},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, dl(kDLFloat, 64), "float64", "double", 12},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, dl(kDLBfloat, 16), "bfloat16", "bfloat16", 16},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64, dl(kDLComplex, 64), "complex64", "complex64", 15},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128, dl(kDLComplex, 128), "complex128", "complex128", 18},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, dl(kDLFloat8_e4m3fn, 8), "float8_e4m3fn", "float8e4m3fn", 20},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, dl(kDLFloat8_e4m3fnuz, 8), "float8_e4m3fnuz", "float8e4m3fnuz", 25},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, dl(kDLFloat8_e5m2, 8), "float8_e5m2", "float8e5m2", 19},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, dl(kDLFloat8_e5m2fnuz, 8), "float8_e5m2fnuz", "float8e5m2fnuz", 24},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, dl(kDLInt, 4), "int4", "int4", 0},
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, dl(kDLUInt, 4), "uint4", "uint4", 0},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL, dl(kDLBool, 8), "bool", "bool", 1, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT8, dl(kDLInt, 8), "int8", "int8", 2, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT16, dl(kDLInt, 16), "int16", "int16", 3, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT32, dl(kDLInt, 32), "int32", "int32", 4, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT64, dl(kDLInt, 64), "int64", "int64", 5, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT8, dl(kDLUInt, 8), "uint8", "uint8", 6, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT16, dl(kDLUInt, 16), "uint16", "uint16", 7, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT32, dl(kDLUInt, 32), "uint32", "uint32", 8, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT64, dl(kDLUInt, 64), "uint64", "uint64", 9, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16, dl(kDLFloat, 16), "float16", "float16", 10, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT, dl(kDLFloat, 32), "float32", "float", 11, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_DOUBLE, dl(kDLFloat, 64), "float64", "double", 12, true},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16, dl(kDLBfloat, 16), "bfloat16", "bfloat16", 16, false},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX64, dl(kDLComplex, 64), "complex64", "complex64", 15, false},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_COMPLEX128, dl(kDLComplex, 128), "complex128", "complex128", 18, false},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FN, dl(kDLFloat8_e4m3fn, 8), "float8_e4m3fn", "float8e4m3fn", 20, false},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E4M3FNUZ, dl(kDLFloat8_e4m3fnuz, 8), "float8_e4m3fnuz", "float8e4m3fnuz", 25,
+     false},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2, dl(kDLFloat8_e5m2, 8), "float8_e5m2", "float8e5m2", 19, false},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E5M2FNUZ, dl(kDLFloat8_e5m2fnuz, 8), "float8_e5m2fnuz", "float8e5m2fnuz", 24,
+     false},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_INT4, dl(kDLInt, 4), "int4", "int4", 0, false},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_UINT4, dl(kDLUInt, 4), "uint4", "uint4", 0, false},
 #if ORT_API_VERSION >= 24  // float4e2m1 came with ORT 1.24 (headers and runtime)
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, dl(kDLFloat4_e2m1fn, 4), "float4_e2m1fn", "float4e2m1", 0},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT4E2M1, dl(kDLFloat4_e2m1fn, 4), "float4_e2m1fn", "float4e2m1", 0, false},
 #endif
 #if ORT_API_VERSION >= 29  // float8e8m0: in the pinned 1.29 headers; an older runtime refuses such tensors itself
-    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0, dl(kDLFloat8_e8m0fnu, 8), "float8_e8m0fnu", "float8e8m0", 33},
+    {ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT8E8M0, dl(kDLFloat8_e8m0fnu, 8), "float8_e8m0fnu", "float8e8m0", 33, false},
 #endif
 };
 
@@ -73,6 +76,11 @@ std::string describe(DLDataType t) {
 }  // namespace
 
 bool has_dlpack_dtype(ONNXTensorElementDataType type) noexcept { return find(type) != nullptr; }
+
+bool numpy_has(ONNXTensorElementDataType type) noexcept {
+  const DtypeRow* row = find(type);
+  return row != nullptr && row->numpy;
+}
 
 DLDataType to_dlpack_dtype(ONNXTensorElementDataType type) {
   if (const DtypeRow* row = find(type)) return row->dl;

@@ -1,11 +1,14 @@
-// Internal: element types as bindings spell them, by the core's one dtype table (dtype.cc): by the numpy-style names
-// dtype_name() (dtype.h) gives them, for bindings that take a dtype by name (the Python binding's torch and JAX ops),
-// and by XLA's numbers, for the binding's XLA FFI handler. No C++ user calls them.
+// Internal: element types as bindings spell them and hold them, by the core's one dtype table (dtype.cc): by the
+// numpy-style names dtype_name() (dtype.h) gives them, for bindings that take a dtype by name (the Python binding's
+// torch and JAX ops), and by XLA's numbers, for the binding's XLA FFI handler. No C++ user calls them.
 #pragma once
 
 #include <onnxruntime_c_api.h>
 
 namespace ortdlpack {
+
+// Whether numpy has the element type itself (bool, integers, floats): not bfloat16, float8, int4, ... (ml_dtypes').
+bool numpy_has(ONNXTensorElementDataType type) noexcept;
 
 // The ONNX element type with that numpy-style name; throws Error(kInvalidArgument) for an unknown name.
 ONNXTensorElementDataType dtype_from_name(const char* name);

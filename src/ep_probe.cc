@@ -1,6 +1,6 @@
 // Sessions of a model built here with the Model Editor API (no file, no protobuf): whether ORT creates a session on an
 // EP's devices (ep_library.h session_refusal), ORT's own verdict on an EP library it registered; and what every
-// session of the running ORT looks like in memory (binding_adapter.h session_vtable).
+// session of the running ORT looks like in memory (frontend.h session_vtable).
 #include <cctype>
 #include <string>
 #include <utility>

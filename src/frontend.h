@@ -94,6 +94,14 @@ Binding bind(Session& session, const RunRequest& request);
 /// name the session has no input of (the plan refuses it).
 ONNXTensorElementDataType list_element_type(const Session& session, const std::string& name);
 
+/// \brief The rule of a compiled call's arguments (torch_module's operator, jax_function's FFI call, and the tracers'
+/// shape rules): `count` of the model's `inputs`, in the model's order. Error(kInvalidArgument) for more arguments than
+/// inputs, or a required input left out (optional inputs may be, at the end).
+void check_positional(const std::vector<IoInfo>& inputs, size_t count);
+/// \brief Where a compiled call's outputs are allocated: on its first input's device (CPU memory without inputs), as
+/// its tracer was told (DerivedShapes::device_input).
+Target compiled_outputs_target(const Feeds& feeds);
+
 /// \brief Before a Binding's run: Error(kInvalidArgument) when the producer's tensor fed as `input` (`now`, as its
 /// framework describes it today) is no longer the memory bound (`bound`): torch's resize_() and set_() move a tensor's
 /// storage, and the old one may be freed — a run would read it.

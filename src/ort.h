@@ -63,7 +63,7 @@ const OrtMemoryInfo* default_memory(const OrtEpDevice* device);
 // ORT's default CPU allocator.
 OrtAllocator* default_allocator();
 
-// check() (api.h) with what was being done in front of ORT's message: "<context>: ONNX Runtime: ...".
+// check() (api.h) with what was being done in front of ORT's message: "<context>: <ORT's message>".
 void check(OrtStatus* status, const std::string& context);
 
 // After ORT created a tensor of element type `requested` (allocate, import): Error(kUnsupported) naming `what` when it

@@ -6,7 +6,7 @@
 #include <string>
 #include <utility>
 
-#include "binding_adapter.h"
+#include "frontend.h"
 #include "ortdlpack/error.h"
 #include "session_executor.h"
 
@@ -92,51 +92,13 @@ uint64_t Session::profiling_start_ns() const {
 
 std::vector<Tensor> Session::run(const Feeds& feeds, const std::vector<std::string>& output_names,
                                  const RunOptions& options) {
-  Impl& s = *impl_;
-  const std::optional<CallerStream> per_run = run_stream(options, feeds, s.stream.has_value());
-  const CallerStream* caller = s.stream ? &*s.stream : per_run ? &*per_run : nullptr;
-  if (caller != nullptr) adopt_caller_work(*caller);  // before planning: a staging copy must read what it wrote
-  std::vector<Tensor> outputs =
-      s.execute(plan_tensors(s.info, feeds, output_names, options), options.run_options, per_run ? &*per_run : nullptr);
-  Impl::order_for_caller(outputs, per_run ? &*per_run : nullptr);
-  return outputs;
-}
-
-const SessionInfo& session_info(const Session& session) noexcept { return session.impl_->info; }
-
-std::vector<Tensor> run_planned(Session& session, const RunPlan& plan, const OrtRunOptions* run_options) {
-  Session::Impl& s = *session.impl_;
-  if (s.stream) {
-    throw Error(ErrorKind::kInvalidArgument, "run_planned: a session with a caller's stream plans its own runs");
-  }
-  check_tensors_only(plan);
-  return s.execute(plan, run_options, nullptr);
+  return impl_->run(feeds, output_names, options, Reader{});
 }
 
 // --- Binding -----------------------------------------------------------------------------------------------------
 
 Binding Session::bind(const Feeds& feeds, const std::vector<std::string>& output_names, const RunOptions& options) {
-  Impl& s = *impl_;
-  std::optional<CallerStream> per_run = run_stream(options, feeds, s.stream.has_value());
-  if (s.stream) adopt_caller_work(*s.stream);
-  if (per_run) adopt_caller_work(*per_run);
-  Binding b;
-  b.impl_ = std::make_unique<Binding::Impl>();
-  Binding::Impl& state = *b.impl_;
-  state.session = impl_;
-  state.stream = per_run;
-  state.plan = plan_tensors(s.info, feeds, output_names, options);
-  state.run_options = options.run_options;
-  OrtIoBinding* raw = nullptr;
-  check(ort().CreateIoBinding(s.session, &raw));
-  state.binding = IoBinding(raw);
-  state.allocated = bind_plan(state.plan, raw);
-  for (const RunPlan::Output& out : state.plan.outputs) {
-    state.names.push_back(out.io->name);
-  }
-  for (size_t k : state.plan.returned) state.returned_names.push_back(state.names[k]);
-  if (state.plan.returned.empty()) state.returned_names = state.names;
-  return b;
+  return detail::SessionAccess::bind(*this, feeds, output_names, options, Reader{});
 }
 
 }  // namespace ortdlpack

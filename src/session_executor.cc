@@ -95,11 +95,9 @@ void check_tensors_only(const RunPlan& plan) {
   }
 }
 
-RunPlan plan_tensors(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
-                     const RunOptions& options) {
-  RunPlan plan = plan_run(info, feeds, output_names, options);
-  check_tensors_only(plan);
-  return plan;
+bool copied_when_bound(const RunPlan::Input& in) {
+  const OrtMemoryInfo* bound = in.bound().memory_info();
+  return in.io->memory != nullptr ? !detail::same_memory(bound, in.io->memory) : !detail::is_cpu_memory(bound);
 }
 
 std::optional<CallerStream> run_stream(const RunOptions& options, const Feeds& feeds, bool session_has_one) {

@@ -64,7 +64,7 @@ class BindingPool {
   std::vector<IoBinding> idle_;
 };
 
-// ORT's error binding `role` `name` as "run: binding <role> '<name>': ONNX Runtime: ...": the message is made only
+// ORT's error binding `role` `name` as "run: binding <role> '<name>': <ORT's message>": the message is made only
 // when there is one (a run binds every input and output).
 void check_binding(OrtStatus* status, const char* role, const std::string& name);
 // Binds a plan's inputs and outputs; returns whether any output is allocated by ORT.
@@ -72,11 +72,12 @@ bool bind_plan(const RunPlan& plan, OrtIoBinding* binding);
 // The outputs of a run, in plan order: the destinations themselves, the others ORT allocated (holding `keeper`).
 std::vector<Tensor> collect(const RunPlan& plan, OrtIoBinding* binding, bool any_allocated,
                             const std::shared_ptr<const void>& keeper);
-// Session binds tensors only: a value without a DLPack form has no Tensor to bind.
+// The executor binds tensors only: a value without a DLPack form has no Tensor to bind.
 void check_tensors_only(const RunPlan& plan);
-// plan_run for Session: tensors only.
-RunPlan plan_tensors(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
-                     const RunOptions& options);
+// Whether ORT copies input `in`'s bound tensor to another device when it is bound (IoBinding's BindInput copies a
+// feed to the memory the session reads that input from): a Binding binds it again before every run, or the run would
+// read the copy made at bind time.
+bool copied_when_bound(const RunPlan::Input& in);
 // The caller's stream of a run (RunOptions::stream), on the device of its first feed or destination in device memory.
 std::optional<CallerStream> run_stream(const RunOptions& options, const Feeds& feeds, bool session_has_one);
 // The graph a run replays (its run options' gpu_graph_id; ORT's default, graph 0, when unset), or kNoCapture.
@@ -128,6 +129,20 @@ struct Session::Impl {
     return true;
   }
 
+  // A run of tensors (Session::run, a front end's executor route): planned for `reader`, ordered with the caller's
+  // stream, executed.
+  std::vector<Tensor> run(const Feeds& feeds, const std::vector<std::string>& output_names, const RunOptions& options,
+                          const Reader& reader) {
+    const std::optional<CallerStream> per_run = run_stream(options, feeds, stream.has_value());
+    const CallerStream* caller = stream ? &*stream : per_run ? &*per_run : nullptr;
+    if (caller != nullptr) adopt_caller_work(*caller);  // before planning: a staging copy must read what it wrote
+    RunPlan plan = plan_run(info, feeds, output_names, options, {}, reader);
+    check_tensors_only(plan);
+    std::vector<Tensor> outputs = execute(plan, options.run_options, per_run ? &*per_run : nullptr);
+    order_for_caller(outputs, per_run ? &*per_run : nullptr);
+    return outputs;
+  }
+
   // Binds, runs and collects a plan on an idle IoBinding (the binding is cleared on every path).
   std::vector<Tensor> execute(const RunPlan& plan, const OrtRunOptions* run_options, const CallerStream* per_run) {
     if (captures_graphs && graph_of(run_options) != kNoCapture) {
@@ -144,7 +159,7 @@ struct Session::Impl {
     const bool any_allocated = bind_plan(plan, lease.binding.get());
     run_bound(plan, lease.binding.get(), run_options, per_run);
     std::vector<Tensor> outputs = collect(plan, lease.binding.get(), any_allocated, owner);
-    unalias(plan, outputs);
+    settle_outputs(plan, outputs);
     return as_requested(plan, std::move(outputs));
   }
 
@@ -181,8 +196,8 @@ struct Session::Impl {
     order_before_run(plan, stream ? &*stream : per_run);
     const OrtRunOptions* options = leave_queued ? unsynchronized.get() : run_options ? run_options : defaults.get();
     if (OrtStatus* status = ort().RunWithBinding(session, options, binding)) {
-      const Owned<OrtStatus> release(status);
-      throw run_failed(ort().GetErrorCode(status), ort().GetErrorMessage(status));
+      const Owned<OrtStatus> release(status);  // ORT's code and message, as they are: a front end words them as ORT's
+      throw Error(ort().GetErrorCode(status), ort().GetErrorMessage(status));  // own binding does
     }
     if (leave_queued) adopt_caller_work(*stream);
   }
@@ -209,16 +224,25 @@ struct Session::Impl {
 
 struct Binding::Impl {
   std::shared_ptr<Session::Impl> session;
-  RunPlan plan;                                // after the first run, every output has its destination
+  RunPlan plan;                                // after a run that allocated, every output has its destination
   const OrtRunOptions* run_options = nullptr;  // bind()'s RunOptions::run_options
   std::optional<CallerStream> stream;          // bind()'s RunOptions::stream
-  IoBinding binding;                           // bound once (outputs again after the first run)
-  bool allocated = true;                       // whether the next run has outputs ORT allocates
+  IoBinding binding;                           // bound once (outputs again after a run that allocated)
+  std::vector<size_t> allocated;               // the outputs ORT allocates (no caller's destination, not in place)
+  bool allocates = true;                       // whether the next run allocates them
   std::vector<std::string> names;              // of plan.outputs
   std::vector<Tensor> outputs;                 // plan.outputs' tensors, after the first run
   std::vector<Tensor> returned;                // as_requested(plan, outputs): what run() returns
   std::vector<std::string> returned_names;
+  std::vector<size_t> copied;  // the inputs copied before every run: staged or copied_when_bound
   std::mutex mutex;
+
+  void note_copies() {
+    copied.clear();
+    for (size_t i = 0; i < plan.inputs.size(); ++i) {
+      if (plan.inputs[i].staged || copied_when_bound(plan.inputs[i])) copied.push_back(i);
+    }
+  }
 
   ~Impl() { session->retire_graphs(this); }
 };

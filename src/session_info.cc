@@ -189,13 +189,11 @@ SessionInfo::SessionInfo(const OrtSession* session, const std::vector<const OrtE
 }
 
 SessionInfo::SessionInfo(std::vector<IoInfo> inputs, std::vector<IoInfo> outputs, std::vector<IoInfo> initializers,
-                         const std::vector<const OrtEpDevice*>& ep_devices,
-                         std::vector<std::shared_ptr<OrtMemoryInfo>> owned)
+                         const std::vector<const OrtEpDevice*>& ep_devices)
     : inputs_(std::move(inputs)),
       outputs_(std::move(outputs)),
       initializers_(std::move(initializers)),
-      ep_memory_(memories_of(ep_devices)),
-      owned_memory_(std::move(owned)) {}
+      ep_memory_(memories_of(ep_devices)) {}
 
 bool SessionInfo::writes(const IoInfo& io, const OrtMemoryInfo* memory) const {
   return host_accessible(memory) || allocates(io, memory);

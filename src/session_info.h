@@ -1,6 +1,5 @@
-// Internal: a session's inputs and outputs, read once (SessionInfo): from an OrtSession, or assembled from what a
-// binding's API reports (the Python binding's onnxruntime.InferenceSession). What the run plan (run_plan.h) checks a
-// run against.
+// Internal: a session's inputs and outputs, read once from an OrtSession (SessionInfo): what the run plan (run_plan.h)
+// checks a run against.
 #pragma once
 
 #include <onnxruntime_c_api.h>
@@ -25,9 +24,10 @@ class SessionInfo {
   // Queried from ORT. The memory infos are the session's own (the SessionInfo must not outlive the OrtSession).
   // `ep_devices`: the EP devices the session was created with, whose memory the session can write outputs to.
   explicit SessionInfo(const OrtSession* session, const std::vector<const OrtEpDevice*>& ep_devices = {});
-  // Assembled from parts (python::session_info): `owned` keeps the memory infos the IoInfos point at.
+  // Assembled from declarations (the plan's tests, of models ORT would not load as declared): the IoInfos' memory
+  // infos, where they point at any, must outlive it.
   SessionInfo(std::vector<IoInfo> inputs, std::vector<IoInfo> outputs, std::vector<IoInfo> initializers,
-              const std::vector<const OrtEpDevice*>& ep_devices, std::vector<std::shared_ptr<OrtMemoryInfo>> owned);
+              const std::vector<const OrtEpDevice*>& ep_devices);
 
   const std::vector<IoInfo>& inputs() const noexcept { return inputs_; }
   const std::vector<IoInfo>& outputs() const noexcept { return outputs_; }
@@ -52,7 +52,6 @@ class SessionInfo {
   std::vector<IoInfo> outputs_;
   std::vector<IoInfo> initializers_;
   std::vector<const OrtMemoryInfo*> ep_memory_;  // the memory of the session's EP devices (owned by ORT's env)
-  std::vector<std::shared_ptr<OrtMemoryInfo>> owned_memory_;
 };
 
 }  // namespace ortdlpack

@@ -1,5 +1,7 @@
 #include "ortdlpack/shapes.h"
 
+#include "frontend.h"
+
 #include <string>
 #include <utility>
 
@@ -74,11 +76,10 @@ ShapeRules::ShapeRules(const std::vector<IoInfo>& inputs, const std::vector<IoIn
 
 DerivedShapes ShapeRules::derive(const std::vector<TensorSpec>& given) const {
   const auto invalid = [](const std::string& m) { throw Error(ErrorKind::kInvalidArgument, m); };
-  if (given.size() != inputs_.size()) {
-    invalid("the model has " + std::to_string(inputs_.size()) + " inputs, got " + std::to_string(given.size()));
-  }
+  check_positional(inputs_, given.size());
   DerivedShapes d;
-  for (size_t i = 0; i < inputs_.size(); ++i) {
+  d.device_input = given.empty() ? -1 : 0;
+  for (size_t i = 0; i < given.size(); ++i) {
     const IoInfo& io = inputs_[i];
     const TensorSpec& t = given[i];
     const auto mismatch = [&](const std::string& what, const std::string& because = "") {
@@ -86,7 +87,7 @@ DerivedShapes ShapeRules::derive(const std::vector<TensorSpec>& given) const {
              spec_string(t);
     };
     if (t.type != io.element_type) invalid(mismatch("element type mismatch"));
-    if (!io.has_shape) continue;
+    if (!io.has_shape || io.shape.empty()) continue;
     if (t.shape.size() != io.shape.size()) invalid(mismatch("rank mismatch"));
     for (size_t a = 0; a < t.shape.size(); ++a) {
       const int axis = static_cast<int>(a);
@@ -97,7 +98,10 @@ DerivedShapes ShapeRules::derive(const std::vector<TensorSpec>& given) const {
         expected.value = io.shape[a];
       } else {
         expected = inputs_named_[i][a];
-        if (expected.undetermined() || (expected.input == static_cast<int>(i) && expected.axis == axis)) continue;
+        if (expected.undetermined() || static_cast<size_t>(expected.input) >= given.size() ||
+            (expected.input == static_cast<int>(i) && expected.axis == axis)) {
+          continue;
+        }
         const std::string& first = inputs_[static_cast<size_t>(expected.input)].name;
         because = " with " + io.dim_names[a] + " as in input '" + first + "'";
         const int64_t first_size = given[static_cast<size_t>(expected.input)].shape[static_cast<size_t>(expected.axis)];
@@ -118,7 +122,9 @@ DerivedShapes ShapeRules::derive(const std::vector<TensorSpec>& given) const {
   d.outputs = outputs_;
   for (std::vector<Dim>& dims : d.outputs) {
     for (Dim& dim : dims) {
-      if (dim.input >= 0) {
+      if (dim.input >= 0 && static_cast<size_t>(dim.input) >= given.size()) {
+        dim = Dim{};  // named by an input left out: only the run tells
+      } else if (dim.input >= 0) {
         const int64_t size = given[static_cast<size_t>(dim.input)].shape[static_cast<size_t>(dim.axis)];
         if (size >= 0) dim = Dim{size};
       }

@@ -17,24 +17,28 @@
 // written into caller-preallocated destinations (RunOptions::destinations), in which case the returned Tensor is
 // that destination: same OrtValue, same data pointer.
 //
-// What ortdlpack must know before ORT runs is checked before ORT runs, once per run, with one set of messages naming
-// the input or output. Checks ORT makes too carry ORT's code (error.h: ORT_INVALID_ARGUMENT), so a binding raises
-// what ORT's own binding raises for them; nothing ORT accepts is refused (a symbolic dimension name is a label, not a
-// constraint: "?" may name dimensions of different sizes, as ORT reads it):
-//   Error(ORT_INVALID_ARGUMENT): unknown or duplicate names; a missing required input (an optional one, or an
-//     overridable initializer, may be left out); element type, rank or fixed-dimension mismatch; a tensor fed to a
-//     sequence, map or string input; a destination that shares memory (any byte; a WebGPU buffer: the same buffer)
-//     with a feed or with another destination, which ORT would write while reading or writing it (one tensor fed to
-//     two inputs is allowed: only writes conflict).
-//   Error(kInvalidArgument): an empty Tensor; a read-only destination or one for an output that has no DLPack form;
-//     output memory the session cannot produce to (an output_target on a device the session does not write, e.g. a
-//     plugin EP's memory for a CPU session); memory the host cannot read under RunOptions::read_on_host.
+// What ortdlpack must know before ORT runs is checked before ORT runs, once per run, naming the input or output; what
+// ORT checks itself (a feed's element type, rank and dimensions) is ORT's to check, in its words. Refusals ORT's own
+// run makes too carry ORT's code and ORT's words (error.h: ORT_INVALID_ARGUMENT), so a binding raises exactly what
+// ORT's own binding raises for them; nothing ORT accepts is refused:
+//   Error(ORT_INVALID_ARGUMENT): an unknown input name ("Invalid input name: z"), an unknown output name ("Invalid
+//     output name:q").
+//   Error(kInvalidArgument): a missing required input (onnxruntime's words: "Required inputs (['x']) are missing from
+//     input feed ([])."; an optional input or an overridable initializer may be left out); an input fed twice; an
+//     empty Tensor; a destination that does not match the output's declared element type, rank and fixed dimensions
+//     (a declared scalar takes any shape, as ORT reads it), that is read-only, or that is for an output not requested
+//     or with no DLPack form; a destination that shares memory (any byte; a WebGPU buffer: the same buffer) with a
+//     feed or with another destination, which ORT would write while reading or writing it (one tensor fed to two
+//     inputs is allowed: only writes conflict; a destination declared in place of its feed, RunOptions::in_place,
+//     is the one exception); output memory the session cannot produce to (an output_target on a device the session
+//     does not write, e.g. a plugin EP's memory for a CPU session); memory the host cannot read under
+//     RunOptions::read_on_host.
 //   Error(kUnsupported): a destination in memory the session cannot write (device memory for an output a host EP
 //     produces: a CPU kernel would write through the device pointer), and a requested output with no DLPack form
 //     (a sequence, map or string tensor: Session runs tensors; the Python InferenceSession runs every value).
 //     Destinations are never copied.
-// Errors from the run itself are ORT's, with its code: "run: the session failed: ONNX Runtime: ...". An output that
-// is a graph input passed through comes back as a copy, never over the feed's memory.
+// Errors from the run itself are ORT's, with its code and its message as they are. An output that is a graph input
+// passed through comes back as a copy (never over the feed's memory), or written into its destination.
 //
 // Lifetimes: the feeds are held by the caller's vector for the whole call; ORT's references to them are dropped
 // before run() returns (so a DLPack producer's deleter runs when the caller drops its last Tensor, not later).
@@ -72,8 +76,9 @@ struct ModelMetadata {
 };
 
 class Binding;
-class SessionInfo;
-struct RunPlan;
+namespace detail {
+struct SessionAccess;  // frontend.h: what a binding of another language reaches of a Session
+}  // namespace detail
 
 // How a borrowed OrtSession was created, as its creator tells it: ORT's C API cannot tell these from a session.
 struct BorrowedSession {
@@ -154,19 +159,21 @@ class Session {
 
  private:
   friend class Binding;
-  friend const SessionInfo& session_info(const Session& session) noexcept;
-  friend std::vector<Tensor> run_planned(Session& session, const RunPlan& plan, const OrtRunOptions* run_options);
+  friend struct detail::SessionAccess;
   struct Impl;
   std::shared_ptr<Impl> impl_;  // shared with the Session's Bindings
 };
 
 // A run planned and bound once, rerun many times without planning: every run() runs the session on the same feed
-// tensors (whose contents may change between runs, their shapes may not) into the same output tensors. The outputs
-// are the RunOptions destinations or, for the others, what the first run allocated (where run() would have put
-// them), written in place by every later run; so no address of an input or output changes from one run to the
-// next (what ORT's CUDA graphs need: the CUDA EP's enable_cuda_graph). A feed staged to the host (session.h) is
-// copied again before every run. Each run is ordered like Session::run (docs/streams.md). Runs of one Binding are
-// serialised; a Binding keeps its Session and its feeds alive; Bindings of one Session run independently.
+// tensors (whose contents may change between runs) into the same output tensors. The outputs are the RunOptions
+// destinations or, for the others, what the first run allocated (where run() would have put them), written in place
+// by every later run; so no address of an input or output changes from one run to the next (what ORT's CUDA graphs
+// need: the CUDA EP's enable_cuda_graph). A feed staged to the host (session.h), and a host feed ORT copies to the
+// device it reads that input on, is copied again before every run. run(changed) rebinds the named inputs to new
+// tensors (their shapes may change) and replans only those; when a shape changed, the outputs ORT allocated are
+// allocated again by that run (a caller's destinations and the outputs written in place stay). Each run is ordered like
+// Session::run (docs/streams.md). Runs of one Binding are serialised; a Binding keeps its Session and its feeds alive;
+// Bindings of one Session run independently.
 class Binding {
  public:
   /// \brief An empty Binding: run() throws Error(kInvalidArgument).
@@ -180,13 +187,18 @@ class Binding {
   /// result a caller wants to keep past the next run must be copied). `run_options`: for this run (tags, terminate,
   /// gpu_graph_id, ...) instead of bind()'s RunOptions::run_options; NULL: bind()'s.
   const std::vector<Tensor>& run(const OrtRunOptions* run_options = nullptr);
+  /// \brief Rebinds the inputs named in `changed` to their new tensors (each an input bound by bind(); a new shape
+  /// allowed), then runs as above. The checks of bind() for those feeds; Error(kInvalidArgument) for an input bind()
+  /// did not bind, and on a session that replays captured graphs (a replay would read the old tensor). A failed
+  /// rebind leaves the Binding as it was.
+  const std::vector<Tensor>& run(const Feeds& changed, const OrtRunOptions* run_options = nullptr);
   /// \brief The outputs: empty until the first run has succeeded.
   const std::vector<Tensor>& outputs() const noexcept;
   /// \brief The names of the outputs, in order.
   const std::vector<std::string>& output_names() const noexcept;
 
  private:
-  friend class Session;
+  friend struct detail::SessionAccess;
   struct Impl;
   std::unique_ptr<Impl> impl_;
 };

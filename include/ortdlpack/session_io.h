@@ -55,6 +55,14 @@ struct RunOptions {
   // The caller reads every output on the host (a numpy consumer): kAnywhere then means kHost, and an output_target or
   // a destination in memory the host cannot read is Error(kInvalidArgument), before ORT runs.
   bool read_on_host = false;
+  // Outputs written in place of a feed, by (output name, input name): ORT writes the output into the very tensor fed
+  // as that input, which it reads in the same run. Only for an operator that is written to do so (GroupQueryAttention's
+  // past/present share-buffer mode, docs/session.md): any other kernel reading what it writes gives a wrong answer, so
+  // without this declaration a destination overlapping a feed is refused. The feed must be a writable tensor the
+  // session reads where it is, of the output's declared element type and fixed dimensions; a destination also given
+  // for that output must be exactly that tensor (data pointer, element type, shape, memory). An output declared in
+  // place is bound whether requested or not, and returned only where requested.
+  std::vector<std::pair<std::string, std::string>> in_place;
   // Passed through to RunWithBinding (tags, terminate flag, config entries). May be NULL.
   const OrtRunOptions* run_options = nullptr;
   // A caller's native stream for this run (Session::bind: for every run of the Binding), on the device of the run's

@@ -58,6 +58,9 @@ struct PendingCheck {
 struct DerivedShapes {
   std::vector<std::vector<Dim>> outputs;  // in the model's output order
   std::vector<PendingCheck> pending;      // empty when every size was given
+  // The input whose device the outputs are on: a compiled call's outputs are allocated on its first input's device
+  // (-1: no input, CPU memory). compiled_outputs_target (frontend.h) places them so.
+  int device_input = -1;
 };
 
 // The rules of one session, made once when a model is wrapped for a framework.
@@ -70,8 +73,9 @@ class ShapeRules {
   ShapeRules(const std::vector<IoInfo>& inputs, const std::vector<IoInfo>& outputs, const std::string& framework,
              bool undetermined_allowed);
 
-  /// \brief Checks `inputs` (one per model input, in model order) against the model's declarations — element type,
-  /// rank, fixed dimensions, named dimensions that must agree — and derives the outputs' dimensions.
+  /// \brief Checks `inputs` (the model's inputs in model order; optional ones may be left out at the end) against the
+  /// model's declarations — element type, rank and fixed dimensions as ORT checks them (a declared scalar takes any
+  /// shape), named dimensions that must agree for the outputs' to be known — and derives the outputs' dimensions.
   /// Error(kInvalidArgument) naming the input for a violation among the given sizes; checks that need a size not given
   /// come back pending.
   DerivedShapes derive(const std::vector<TensorSpec>& inputs) const;

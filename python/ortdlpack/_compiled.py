@@ -1,7 +1,7 @@
 """A session registered for compiled code (torch's operator, XLA's FFI call), shared by torch_module and
 jax_function: the model or ortdlpack.Session it wraps, the id compiled graphs carry, and the call convention
-(inputs positionally in the model's order, or by name). The registration lives as long as this object; the C++
-registry (python/src/compiled_sessions.cc) keeps the session alive while a run holds it."""
+(inputs positionally in the model's order, or by name). The registration lives as long as this object, in the one
+registry of them (python/src/compiled_sessions.cc), which borrows it and keeps it alive while a run holds it."""
 
 from __future__ import annotations
 
@@ -11,16 +11,10 @@ import weakref
 from . import _ortdlpack
 from ._ortdlpack import Session
 
-# id -> CompiledSession, for the torch operator's fake implementation (the graph carries only the id).
-_live: weakref.WeakValueDictionary[int, CompiledSession] = weakref.WeakValueDictionary()
-
 
 def lookup(session_id: int) -> CompiledSession:
     """The live registration of `session_id`; ValueError (the registry's message) once it was released."""
-    compiled = _live.get(session_id)
-    if compiled is None:
-        _ortdlpack._compiled_session(session_id)  # raises, saying why
-    return compiled
+    return _ortdlpack._compiled_session(session_id)
 
 
 class CompiledSession:
@@ -40,18 +34,16 @@ class CompiledSession:
                 f"ortdlpack.Session, not {type(model_or_session).__name__}"
             )
         self.framework = framework
-        self.id, self.output_dtypes = _ortdlpack._compile_session(self.session, framework, undetermined_allowed)
-        weakref.finalize(self, _ortdlpack._release_compiled, self.id)
         self.input_names = self.session.input_names
         self.output_names = self.session.output_names
-        _live[self.id] = self
+        self.id, self.output_dtypes = _ortdlpack._compile_session(self, framework, undetermined_allowed)
+        weakref.finalize(self, _ortdlpack._release_compiled, self.id)
 
     def order(self, args: tuple, kwargs: dict) -> list:
-        """The inputs in the model's order, from positional arguments and/or arguments by input name."""
+        """The inputs in the model's order, from positional arguments and/or arguments by input name, up to the last
+        one given: which inputs a call may leave out is the core's rule (the kernel's, the tracer's)."""
         names = self.input_names
-        if len(args) > len(names):
-            raise TypeError(f"{self.framework}: the model takes {len(names)} inputs {names}, got {len(args)}")
-        values = list(args) + [None] * (len(names) - len(args))
+        values = list(args) + [None] * max(0, len(names) - len(args))
         for name, value in kwargs.items():
             if name not in names:
                 raise TypeError(f"{self.framework}: the model has no input '{name}' (its inputs: {names})")
@@ -59,7 +51,10 @@ class CompiledSession:
             if values[i] is not None:
                 raise TypeError(f"{self.framework}: input '{name}' given twice")
             values[i] = value
-        missing = [n for n, v in zip(names, values) if v is None]
-        if missing:
-            raise TypeError(f"{self.framework}: missing inputs {missing} (the model's inputs: {names})")
+        while values and values[-1] is None:
+            values.pop()
+        if any(v is None for v in values):
+            left_out = [n for n, v in zip(names, values) if v is None]
+            raise TypeError(f"{self.framework}: inputs {left_out} are left out before inputs given after them")
+        _ortdlpack._check_positional(self.id, len(values))  # the core's rule: ValueError for too many, too few
         return values

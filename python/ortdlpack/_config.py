@@ -80,6 +80,41 @@ def _framework_lines(distributions: dict[str, list[str]]) -> list[str]:
     return ["Frameworks: " + "; ".join(found)]
 
 
+def _field(number: int, value) -> bytes:
+    """One protobuf field: an int (varint) or bytes (length-delimited)."""
+    def varint(n: int) -> bytes:
+        out = b""
+        while True:
+            out += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
+            n >>= 7
+            if not n:
+                return out
+    if isinstance(value, int):
+        return varint(number << 3) + varint(value)
+    return varint(number << 3 | 2) + varint(len(value)) + value
+
+
+def _identity_model() -> bytes:
+    """An ONNX model (ModelProto, IR 8, opset 17) of one Identity node on float32[1], written without the onnx
+    package (not a dependency of ortdlpack)."""
+    tensor = _field(1, _field(1, 1) + _field(2, _field(1, _field(1, 1))))  # TypeProto.tensor_type: float, [1]
+    value = lambda name: _field(1, name) + _field(2, tensor)  # noqa: E731
+    node = _field(1, b"x") + _field(2, b"y") + _field(4, b"Identity")
+    graph = _field(1, node) + _field(2, b"g") + _field(11, value(b"x")) + _field(12, value(b"y"))
+    return _field(1, 8) + _field(7, graph) + _field(8, _field(2, 17))
+
+
+def _borrow_lines() -> list[str]:
+    """Whether ortdlpack reaches the ORT session behind an onnxruntime.InferenceSession of this onnxruntime (what
+    its run, bind() and ortdlpack.run execute on; without it host feeds run through onnxruntime's own run)."""
+    try:
+        session = _ort.InferenceSession(_identity_model(), providers=["CPUExecutionProvider"])
+        status = _ortdlpack._borrow_status(session)
+    except Exception as e:  # a session this onnxruntime would not make: say so, report the rest
+        status = f"not checked ({type(e).__name__}: {e})"
+    return [f"InferenceSession borrow: {status}"]
+
+
 def _packages_distributions() -> dict[str, list[str]]:
     """Top-level module -> the distributions that provide it. CPython 3.10's ``packages_distributions`` reads only
     ``top_level.txt``, which wheels built by meson-python (numpy 2) and others lack; 3.11 infers those from the
@@ -99,12 +134,13 @@ def _packages_distributions() -> dict[str, list[str]]:
 def show_config(file=None) -> None:
     """Prints what a bug report about ortdlpack needs: the versions of ortdlpack, DLPack, onnxruntime (and the C API
     version in use), which onnxruntime distribution is installed, the EP libraries shipped with it and the installed
-    EP packages, the environment's EP devices (their memory, the DLPack device each maps to, whether ortdlpack has
+    EP packages, whether ortdlpack reaches the ORT session behind an InferenceSession, the environment's EP devices (their memory, the DLPack device each maps to, whether ortdlpack has
     streams there) and the frameworks installed (version from their metadata, and the DLPack C exchange API of those
     already imported: it imports none). ``python -m ortdlpack`` prints it."""
     major, minor = _ortdlpack.DLPACK_VERSION
     lines = [f"ortdlpack {_ortdlpack.__version__} (DLPack {major}.{minor}), at {os.path.dirname(__file__)}",
              f"Python {sys.version.split()[0]} ({sys.executable})"]
     distributions = _packages_distributions()
-    lines += _onnxruntime_lines(distributions) + _device_lines() + _framework_lines(distributions)
+    lines += (_onnxruntime_lines(distributions) + _borrow_lines() + _device_lines() +
+              _framework_lines(distributions))
     print("\n".join(lines), file=file if file is not None else sys.stdout)

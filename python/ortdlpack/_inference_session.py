@@ -34,13 +34,8 @@ class InferenceSession(_ort.InferenceSession):
             sess_options, providers, provider_options, ep, ep_options)
         super().__init__(path_or_bytes, sess_options, providers, provider_options, **kwargs)
 
-    # onnxruntime's run(output_names, input_feed, run_options=None, *, outputs=None, device=None, output_type=None):
-    # a C++ method (no Python frame per call), its documentation its own.
+    # onnxruntime's run(output_names, input_feed, run_options=None, *, outputs=None, in_place=None, device=None,
+    # output_type=None) and bind(feeds, output_names=None, *, ...): C++ methods (no Python frame per call), their
+    # signatures and documentation their own.
     run = _ortdlpack._inference_session_run
-
-    def bind(self, feeds, output_names=None, *, outputs=None, device=None, output_type=None):
-        """Plans and binds a run once: the returned object's ``run(run_options=None)`` reruns it on the same tensors
-        (contents may change, shapes may not), into the same outputs, and returns the same output objects."""
-        if output_type is None:
-            output_type = getattr(self, "_ortdlpack_output_type", None)
-        return _ortdlpack._inference_session_bind(self, feeds, output_names, outputs, device, output_type)
+    bind = _ortdlpack._inference_session_bind

@@ -43,7 +43,7 @@ def jax_function(model_or_session, **session_kwargs):
 
     def call(*args, **kwargs):
         inputs = [jnp.asarray(x) for x in compiled.order(args, kwargs)]
-        shapes, _ = _ortdlpack._derive_shapes(compiled.id, [x.dtype.name for x in inputs], [x.shape for x in inputs])
+        shapes, _, _ = _ortdlpack._derive_shapes(compiled.id, [x.dtype.name for x in inputs], [x.shape for x in inputs])
         results = jax.ffi.ffi_call(
             _TARGET,
             [jax.ShapeDtypeStruct(tuple(s), d) for s, d in zip(shapes, compiled.output_dtypes)],

@@ -178,9 +178,9 @@ class Binding:
     A run planned and bound once (Session.bind, InferenceSession.bind): every run() reruns the session on the same feed tensors into the same outputs (ortdlpack::Binding).
     """
 
-    def run(self, run_options: object | None = None) -> list:
+    def run(self, run_options: object | None = None, *, feeds: object | None = None) -> list:
         """
-        Runs the session and returns the outputs: the same objects every run, written in place. run_options: an onnxruntime.RunOptions for this run.
+        Runs the session and returns the outputs: the same objects every run, written in place. feeds: input name -> a new tensor for that input (bound from now on; a new shape allowed: the outputs ORT allocated are allocated again). run_options: an onnxruntime.RunOptions for this run.
         """
 
     @property
@@ -217,39 +217,28 @@ class Session:
 
     def get_profiling_start_time_ns(self) -> int: ...
 
-    def run(self, *args: object, input_feed: object | None = None, output_names: object | None = None, outputs: object | None = None, device: object | None = None, output_type: str | None = None, run_options: object | None = None) -> list:
+    def run(self, *args: object, input_feed: object | None = None, output_names: object | None = None, outputs: object | None = None, in_place: dict | None = None, device: object | None = None, output_type: str | None = None, run_options: object | None = None) -> list:
         """
-        run(feeds, output_names=None, *, outputs=None, device=None, output_type=None, run_options=None), feeds {name: DLPack producer}, returns ortdlpack.Tensors; or onnxruntime's run(output_names, input_feed, run_options=None), returns outputs like the feeds. outputs: {name: preallocated destination} written in place. device: where other outputs go. output_type: 'ortdlpack', 'torch', 'numpy', 'cupy', 'jax' or 'like_feeds'.
-        """
-
-    def bind(self, feeds: object, output_names: object | None = None, *, outputs: object | None = None, device: object | None = None, output_type: str | None = None) -> Binding:
-        """
-        Plans and binds a run once: the Binding's run() reruns it on the same tensors (contents may change, shapes may not), into the same outputs.
+        run(feeds, output_names=None, *, outputs=None, in_place=None, device=None, output_type=None, run_options=None), feeds {name: DLPack producer}, returns ortdlpack.Tensors; or onnxruntime's run(output_names, input_feed, run_options=None), returns outputs like the feeds. outputs: {name: preallocated destination} written in place. in_place: {output: input}, the output written into that feed. device: where other outputs go. output_type: 'ortdlpack', 'torch', 'numpy', 'cupy', 'jax' or 'like_feeds'.
         """
 
-def run(session: onnxruntime.InferenceSession, feeds: object, output_names: object | None = None, *, outputs: object | None = None, device: object | None = None, run_options: object | None = None, output_type: str | None = None) -> list:
+    def bind(self, feeds: object, output_names: object | None = None, *, outputs: object | None = None, in_place: dict | None = None, device: object | None = None, output_type: str | None = None) -> Binding:
+        """
+        Plans and binds a run once: the Binding's run() reruns it on the same tensors (contents may change; run(feeds=...) rebinds the inputs it names), into the same outputs.
+        """
+
+def run(session: onnxruntime.InferenceSession, feeds: object, output_names: object | None = None, *, outputs: object | None = None, in_place: dict | None = None, device: object | None = None, run_options: object | None = None, output_type: str | None = None) -> list:
     """
-    Runs `session` on `feeds` and returns the outputs (ortdlpack.Tensors by default), in `output_names` order.
+    Runs `session` (an onnxruntime.InferenceSession) on `feeds` and returns the outputs (ortdlpack.Tensors by default), in `output_names` order.
 
-    session: an onnxruntime.InferenceSession (ortdlpack.InferenceSession included).
-    feeds: input name -> DLPack producer (torch, numpy, jax, ..., ortdlpack.Tensor, onnxruntime.OrtValue), or any value
-        onnxruntime's run takes (a list, a dict, a numpy array of strings, None for an optional input). Tensors are read
-        where they are, without a copy unless ORT cannot hold the layout; lists for tensor inputs are made arrays of the
-        declared element type, as onnxruntime does.
+    feeds: input name -> DLPack producer (torch, numpy, jax, ..., ortdlpack.Tensor, onnxruntime.OrtValue), or any value onnxruntime's run takes (a list, a dict, a numpy array of strings, None for an optional input). Tensors are read where they are.
     output_names: outputs to return (default: all, in model order).
-    outputs: output name -> preallocated DLPack destination (e.g. a torch tensor); ORT writes the result into it (it
-        must be writable, compact, in memory the session writes, and match the model's type and shape).
-    device: where outputs without a destination are allocated (anything ortdlpack.Device takes). Default: where the
-        session's execution provider produces them.
-    run_options: an onnxruntime.RunOptions, passed through.
-    output_type: 'ortdlpack' (the default), 'torch', 'numpy', 'cupy', 'jax' or 'like_feeds' (the first feed's
-        framework), each over the output's memory; 'numpy' places the outputs in host memory. Outputs without a DLPack
-        form (sequences, maps, string tensors, optionals without a value) come as onnxruntime returns them: lists,
-        dicts, numpy arrays of objects, None; a run with such values returns its outputs in host memory.
-    Raises what onnxruntime raises for the same feeds (its classes: ortdlpack.errors' are instances of them and of
-    ValueError/BufferError/RuntimeError), ValueError (a read-only destination; a device the session cannot produce outputs
-    on), BufferError (a destination that would need a copy or that the session cannot write), TypeError (a session that
-    is no InferenceSession, run_options that are no RunOptions, arguments of the wrong type).
+    outputs: output name -> preallocated DLPack destination ORT writes into (writable, compact, in memory the session writes, of the output's type and shape).
+    in_place: output name -> input name: the output is written into the tensor fed as that input (an operator written to do so: GroupQueryAttention's share-buffer mode).
+    device: where outputs without a destination are allocated (anything ortdlpack.Device takes).
+    run_options: an onnxruntime.RunOptions.
+    output_type: 'ortdlpack' (the default), 'torch', 'numpy', 'cupy', 'jax' or 'like_feeds'.
+    Raises what onnxruntime's run raises for the same feeds (its classes and messages); ortdlpack's own refusals (destinations, overlaps, devices) are ValueError or BufferError.
     """
 
 def register_device(name: str, ort_device_type: str | int, vendor_id: int, memory_type: str | int, dl_device_type: str | int) -> None:

@@ -34,12 +34,12 @@ def _torch_dtypes(compiled: CompiledSession) -> list[torch.dtype]:
 
 def _derive(session: int, inputs: list[torch.Tensor], symbolic: bool):
     shapes = [[d if isinstance(d, int) else None for d in x.shape] for x in inputs]
-    outputs, pending = _ortdlpack._derive_shapes(session, [_dtype_name(x.dtype) for x in inputs], shapes)
+    outputs, pending, device_input = _ortdlpack._derive_shapes(session, [_dtype_name(x.dtype) for x in inputs], shapes)
     if symbolic:
         for i, axis, expected, message in pending:
             other = expected if isinstance(expected, int) else inputs[expected[0]].shape[expected[1]]
             torch._check(inputs[i].shape[axis] == other, lambda message=message: message)
-    return outputs
+    return outputs, torch.device("cpu") if device_input is None else inputs[device_input].device
 
 
 # Two operators, one kernel. `run`, for calls no gradient can flow through, is defined with torch.library.Library
@@ -59,9 +59,9 @@ run_tracked = torch.library.custom_op(
 def _run_fake(session: int, inputs: list[torch.Tensor]) -> list[torch.Tensor]:
     _torch_inductor.register_once_inductor_is_loaded()  # compiling: Inductor may lower the graph next
     compiled = lookup(session)
-    device = inputs[0].device if inputs else torch.device("cpu")
+    shapes, device = _derive(session, inputs, True)
     results = []
-    for shape, dtype in zip(_derive(session, inputs, True), compiled.torch_dtypes):
+    for shape, dtype in zip(shapes, compiled.torch_dtypes):
         dims = []
         for d in shape:
             if isinstance(d, int):

@@ -6,7 +6,10 @@
 #include <optional>
 #include <string>
 
-#include "binding.h"
+#include "devices.h"
+#include "numpy_arrays.h"
+#include "onnxruntime_devices.h"
+#include "tensors.h"
 
 namespace ortdlpack::py {
 namespace {

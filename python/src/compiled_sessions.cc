@@ -11,7 +11,10 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "binding.h"
+#include "compiled_sessions.h"
+#include "devices.h"
+#include "registrations.h"
+#include "sessions.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -20,10 +23,12 @@ std::mutex g_mutex;
 std::unordered_map<uint64_t, std::shared_ptr<const CompiledSession>>* g_sessions = nullptr;  // never destroyed
 std::atomic<uint64_t> g_next_id{1};
 
-uint64_t register_session(nb::handle session, const std::string& framework, bool undetermined_allowed) {
-  Session& core = core_session(session);
+// `compiled`: the Python registration (ortdlpack/_compiled.py's CompiledSession), whose `session` is the
+// ortdlpack.Session it wraps.
+uint64_t register_session(nb::handle compiled, const std::string& framework, bool undetermined_allowed) {
+  Session& core = core_session(compiled.attr("session"));
   auto entry = std::make_shared<const CompiledSession>(
-      core, ShapeRules(core.inputs(), core.outputs(), framework, undetermined_allowed), session);
+      core, ShapeRules(core.inputs(), core.outputs(), framework, undetermined_allowed), compiled);
   const uint64_t id = g_next_id++;
   const std::lock_guard<std::mutex> lock(g_mutex);
   if (g_sessions == nullptr) g_sessions = new std::unordered_map<uint64_t, std::shared_ptr<const CompiledSession>>();
@@ -81,7 +86,7 @@ nb::object derive_shapes(uint64_t id, const std::vector<std::string>& dtypes, nb
   for (const PendingCheck& c : d.pending) {
     pending.append(nb::make_tuple(c.input, c.axis, dim_object(c.expected), c.message));
   }
-  return nb::make_tuple(outputs, pending);
+  return nb::make_tuple(outputs, pending, d.device_input >= 0 ? nb::object(nb::int_(d.device_input)) : nb::none());
 }
 
 }  // namespace
@@ -109,26 +114,37 @@ std::shared_ptr<const CompiledSession> compiled_session(uint64_t id) {
                   "graph or exported program runs only while its wrapper lives, in the process that made it)");
 }
 
-void bind_compiled_sessions(nb::module_& m) {
+void define_compiled_sessions(nb::module_& m) {
   m.def(
       "_compile_session",
-      [](nb::handle session, const std::string& framework, bool undetermined_allowed) {
-        const uint64_t id = register_session(session, framework, undetermined_allowed);
+      [](nb::handle compiled, const std::string& framework, bool undetermined_allowed) {
+        const uint64_t id = register_session(compiled, framework, undetermined_allowed);
         std::vector<std::string> dtypes;
-        for (const IoInfo& out : core_session(session).outputs()) dtypes.push_back(dtype_name(out.element_type));
+        for (const IoInfo& out : compiled_session(id)->session.outputs())
+          dtypes.push_back(dtype_name(out.element_type));
         return nb::make_tuple(id, dtypes);
       },
-      nb::arg("session"), nb::arg("framework"), nb::arg("undetermined_allowed"),
-      "Registers an ortdlpack.Session for compiled code; returns (id, the outputs' dtype names). Raises, naming the "
-      "input or output, for a model the framework's tracer cannot be told about.");
+      nb::arg("compiled"), nb::arg("framework"), nb::arg("undetermined_allowed"),
+      "Registers a CompiledSession (ortdlpack/_compiled.py; its `session`, an ortdlpack.Session) for compiled code: "
+      "returns (id, the outputs' dtype names). Raises, naming the input or output, for a model the framework's "
+      "tracer cannot be told about. The registry borrows the registration, which lives as long as its Python "
+      "object.");
   m.def("_release_compiled", &release_session, nb::arg("id"));
   m.def(
+      "_check_positional",
+      [](uint64_t id, size_t count) { check_positional(compiled_session(id)->session.inputs(), count); }, nb::arg("id"),
+      nb::arg("count"),
+      "The core's rule of a compiled call's arguments (check_positional): ValueError for `count` inputs the model "
+      "cannot take.");
+  m.def(
       "_compiled_session", [](uint64_t id) { return nb::borrow(compiled_session(id)->owner); }, nb::arg("id"),
-      nb::sig("def _compiled_session(id: int) -> Session"));
+      nb::sig("def _compiled_session(id: int) -> object"),
+      "The CompiledSession registered with that id; ValueError once it was released (ids are never reused).");
   m.def("_derive_shapes", &derive_shapes, nb::arg("id"), nb::arg("dtypes"), nb::arg("shapes"),
-        nb::sig("def _derive_shapes(id: int, dtypes: list[str], shapes: list) -> tuple[list, list]"),
+        nb::sig("def _derive_shapes(id: int, dtypes: list[str], shapes: list) -> tuple[list, list, int | None]"),
         "The outputs' shapes for inputs of these dtypes and shapes (None for a symbolic size), and the checks "
-        "pending on symbolic sizes: (outputs, [(input, axis, expected, message)]). A dimension is an int, "
+        "pending on symbolic sizes, and the input whose device the outputs are on (None: CPU): (outputs, [(input, "
+        "axis, expected, message)], device_input). A dimension is an int, "
         "(input, axis) for an input's symbolic size, or None when only the run tells it.");
 }
 

@@ -11,7 +11,9 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
-#include "binding.h"
+#include "devices.h"
+#include "onnxruntime_devices.h"
+#include "registrations.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -104,7 +106,7 @@ Target to_target(nb::handle spec, const char* what) {
 
 nb::object make_device(DLDevice dl) { return nb::cast(Target::on(dl)); }
 
-void bind_device(nb::module_& m) {
+void define_device(nb::module_& m) {
   nb::class_<Target>(m, "Device",
                      "A device: 'cpu', 'cuda:0', a (dl_device_type, id) tuple, or an onnxruntime.OrtEpDevice.")
       .def(

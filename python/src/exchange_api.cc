@@ -4,7 +4,8 @@
 // - consumer: exchange_api_of(type), the table of another framework's type (torch.Tensor).
 #include <vector>
 
-#include "binding.h"
+#include "errors.h"
+#include "tensors.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -113,7 +114,7 @@ const DLPackExchangeAPI* exchange_api_of(PyTypeObject* type) {
   return api;
 }
 
-void bind_exchange_api(nb::handle tensor_cls) {
+void define_exchange_api(nb::handle tensor_cls) {
   nb::object capsule = nb::steal(PyCapsule_New(const_cast<DLPackExchangeAPI*>(&kApi), "dlpack_exchange_api", nullptr));
   if (!capsule.is_valid()) throw nb::python_error();
   nb::setattr(tensor_cls, "__dlpack_c_exchange_api__", capsule);

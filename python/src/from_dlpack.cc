@@ -6,7 +6,12 @@
 #include <string>
 #include <utility>
 
-#include "binding.h"
+#include "devices.h"
+#include "numpy_arrays.h"
+#include "onnxruntime_devices.h"
+#include "ortvalues.h"
+#include "registrations.h"
+#include "tensors.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -156,7 +161,7 @@ struct Handed {
 
   DLManagedTensorVersioned* tensor = nullptr;
   nb::object capsule;
-  bool immutable = false;  // the producer's arrays are (immutable_producer), though its capsule says nothing
+  bool immutable = false;  // the producer's arrays are (immutable_arrays), though its capsule says nothing
   uintptr_t stream = 0;
 };
 
@@ -175,7 +180,32 @@ void ask(nb::handle x, const Target& target, nb::handle copy, const char* what, 
   }
   h.stream = stream_for_producer(x);
   h.capsule = call_dlpack(x, target, copy, h.stream);
-  h.immutable = immutable_producer(Py_TYPE(x.ptr()));
+  h.immutable = immutable_arrays(framework_of_type(Py_TYPE(x.ptr())));
+}
+
+// x itself, or, for a torch view whose values are not its memory — its negative or conjugate bit set (x.conj().imag,
+// x._neg_view(): a lazy view of values its memory holds negated or conjugated), which torch's DLPack export ignores
+// (torch 2.15), numpy's reads raw and torch's own .numpy() refuses — a tensor whose memory holds its values (torch's
+// resolve_conj/resolve_neg: a copy) where `copy` allows one, else CopyRequiredError. cupy, JAX and TensorFlow have no
+// such views (their conj() computes).
+nb::object resolved(nb::handle x, CopyMode copy) {
+  static PyObject* const is_neg = PyUnicode_InternFromString("is_neg");  // process lifetime
+  static PyObject* const is_conj = PyUnicode_InternFromString("is_conj");
+  if (class_attribute(Py_TYPE(x.ptr()), is_neg) == nullptr) return nb::borrow(x);  // (torch's tensors have it)
+  const auto set = [&](PyObject* bit) {
+    nb::object r = nb::steal(PyObject_CallMethodObjArgs(x.ptr(), bit, nullptr));  // (limited API)
+    if (!r.is_valid()) throw nb::python_error();
+    return r.is(Py_True);
+  };
+  const bool neg = set(is_neg), conj = set(is_conj);
+  if (!neg && !conj) return nb::borrow(x);
+  if (copy == CopyMode::kNever) {
+    throw Error(ErrorKind::kCopyRequired,
+                std::string("the torch tensor's values are not its memory (its ") + (neg ? "negative" : "conjugate") +
+                    " bit is set: a lazy view such as x.conj().imag), so its memory would be read as other values: a "
+                    "copy resolves it (copy=None), or pass x.resolve_neg().resolve_conj()");
+  }
+  return x.attr("resolve_conj")().attr("resolve_neg")();
 }
 
 Tensor import_handed(Handed& h, CopyMode copy, const Target& target) {
@@ -192,8 +222,9 @@ Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* 
   if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
   // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
   if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
+  const nb::object values = resolved(x, mode);
   Handed h;
-  ask(x, target, copy, what, h);
+  ask(values, target, copy, what, h);
   return import_handed(h, mode, target);
 }
 
@@ -217,7 +248,7 @@ nb::object as_ortvalue(nb::handle x) {
   if (PyCapsule_CheckExact(x.ptr()))
     return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
   Handed h;
-  ask(x, Target::anywhere(), nb::none(), "as_ortvalue: x", h);
+  ask(resolved(x, CopyMode::kIfNeeded), Target::anywhere(), nb::none(), "as_ortvalue: x", h);
   if (h.tensor != nullptr) {
     if (h.tensor->dl_tensor.device.device_type == kDLCPU && py::is_plain(h.tensor->dl_tensor, h.tensor->flags)) {
       return ortvalue_from_capsule(legacy_capsule_over(h.release()));
@@ -231,7 +262,7 @@ nb::object as_ortvalue(nb::handle x) {
 
 }  // namespace
 
-void bind_dlpack(nb::module_& m) {
+void define_dlpack(nb::module_& m) {
   m.def("from_dlpack", &from_dlpack, nb::arg("x"), nb::kw_only(), nb::arg("device") = nb::none(),
         nb::arg("copy") = nb::none(),
         nb::sig(

@@ -13,7 +13,8 @@
 #include <nanobind/stl/tuple.h>
 #include <nanobind/stl/vector.h>
 
-#include "binding.h"
+#include "devices.h"
+#include "registrations.h"
 
 namespace {
 std::string g_init_error;  // why the hand-over failed, for the ImportError ortdlpack/__init__.py raises
@@ -109,20 +110,20 @@ NB_MODULE(_ortdlpack, m) {
   nb::set_leak_warnings(false);
   m.attr("__version__") = ORTDLPACK_VERSION;
   m.attr("DLPACK_VERSION") = nb::make_tuple(DLPACK_MAJOR_VERSION, DLPACK_MINOR_VERSION);
-  bind_errors(m);
-  bind_device(m);
-  bind_tensor(m);
-  bind_dlpack(m);
-  bind_session(m);
-  bind_run(m);
-  bind_config(m);
-  bind_compiled_sessions(m);
-  bind_torch_kernel(m);
-  bind_xla_ffi(m);
+  define_errors(m);
+  define_device(m);
+  define_tensor(m);
+  define_dlpack(m);
+  define_session(m);
+  define_run(m);
+  define_config(m);
+  define_compiled_sessions(m);
+  define_torch_kernel(m);
+  define_xla_ffi(m);
 #ifdef ORTDLPACK_PYTHON_TESTING
   nb::module_ testing =
       m.def_submodule("_testing", "Test entry points (a build with ORTDLPACK_PYTHON_TESTING=ON only).");
-  bind_testing(testing);
+  define_testing(testing);
 #endif
 
   nb::module_::import_("atexit").attr("register")(nb::cpp_function([] { g_exiting = true; }));

@@ -8,7 +8,7 @@
 #define NPY_NO_DEPRECATED_API NPY_1_7_API_VERSION
 #include <numpy/arrayobject.h>
 
-#include "binding.h"
+#include "numpy_arrays.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -90,22 +90,9 @@ nb::object host_array(const Tensor& t, nb::handle owner, CopyMode copy) {
   return arr;
 }
 
-nb::object numpy_over(DLManagedTensorVersioned* m) {
-  // Owned from here: the capsule (the array's base) runs the deleter when numpy lets the array go.
-  nb::capsule owner(m, [](void* p) noexcept {
-    auto* t = static_cast<DLManagedTensorVersioned*>(p);
-    if (t->deleter != nullptr) t->deleter(t);
-  });
-  const DLTensor& t = m->dl_tensor;
-  const npy_intp item = static_cast<npy_intp>(t.dtype.bits / 8);
-  npy_intp dims[kMaxNdim], strides[kMaxNdim];
-  for (int32_t i = 0; i < t.ndim; ++i) {
-    dims[i] = static_cast<npy_intp>(t.shape[i]);
-    if (t.strides != nullptr) strides[i] = static_cast<npy_intp>(t.strides[i]) * item;
-  }
-  void* data = t.data != nullptr ? static_cast<char*>(t.data) + t.byte_offset : nullptr;
-  return array_over(data, from_dlpack_dtype(t.dtype), t.ndim, dims, t.strides != nullptr ? strides : nullptr,
-                    (m->flags & DLPACK_FLAG_BITMASK_READ_ONLY) != 0, owner);
+nb::object array_of(const Tensor& t) {
+  const nb::capsule owner(new Tensor(t), [](void* p) noexcept { delete static_cast<Tensor*>(p); });
+  return host_array(t, owner, CopyMode::kIfNeeded);
 }
 
 namespace {
@@ -137,7 +124,7 @@ nb::object tensor_array(nb::handle self, nb::handle dtype, nb::handle copy) {
 
 }  // namespace
 
-void bind_numpy(nb::class_<PyTensor>& cls) {
+void define_numpy(nb::class_<PyTensor>& cls) {
   if (_import_array() < 0) throw nb::python_error();
   cls.def("__array__", &tensor_array, nb::arg("dtype") = nb::none(), nb::kw_only(), nb::arg("copy") = nb::none(),
           nb::sig("def __array__(self, dtype: object | None = None, *, copy: bool | None = None) -> numpy.ndarray"),

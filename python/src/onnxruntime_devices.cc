@@ -1,7 +1,7 @@
 // Devices as onnxruntime's Python API knows them (onnxruntime_devices.h).
 #include "onnxruntime_devices.h"
 
-#include "binding_adapter.h"
+#include "frontend.h"
 
 #include <string>
 

@@ -13,8 +13,11 @@
 // The type is named by its mangled name, which is what pybind11 compares (the Itanium C++ ABI's type_info equality);
 // the ABI ids are those of the pybind11 builds in this process, read from the keys of their internals. What the conduit
 // refuses (another ABI, another type) gives NULL, never a wrong pointer.
-#include <sys/mman.h>
+#include <fcntl.h>
 #include <unistd.h>
+
+#include <cerrno>
+#include <mutex>
 
 #include <cstdint>
 #include <cstring>
@@ -22,7 +25,7 @@
 #include <typeinfo>
 #include <vector>
 
-#include "binding.h"
+#include "onnxruntime_objects.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -35,15 +38,6 @@ struct ForeignType : std::type_info {
 const ForeignType kPySessionOptions("N11onnxruntime6python16PySessionOptionsE");
 const ForeignType kOrtRunOptions("13OrtRunOptions");
 const ForeignType kSessionIOBinding("N11onnxruntime16SessionIOBindingE");
-
-// Whether the aligned word at `p` can be read: its page is mapped (mincore fails with ENOMEM otherwise).
-bool readable(const void* p) {
-  const auto address = reinterpret_cast<uintptr_t>(p);
-  if (address == 0 || address % alignof(void*) != 0) return false;
-  const auto page = static_cast<uintptr_t>(sysconf(_SC_PAGESIZE));
-  unsigned char resident = 0;
-  return mincore(reinterpret_cast<void*>(address - address % page), page, &resident) == 0;
-}
 
 // pybind11 keeps its internals under "__pybind11_internals_v<N><id>__" (2.x: the id starts with '_') or
 // "__pybind11_internals_v<N>_<id>__" (3.x) in the interpreter's state dict (or builtins, before 2.10).
@@ -110,14 +104,47 @@ void* conduit(nb::handle obj, const std::type_info& type) {
 
 }  // namespace
 
-void check_onnxruntime_options_type(nb::handle x, const char* type, const char* what) {
-  static PyTypeObject* const session_options = module_type("onnxruntime", "SessionOptions");
-  static PyTypeObject* const run_options = module_type("onnxruntime", "RunOptions");
-  PyTypeObject* const wanted = std::string(type) == "SessionOptions" ? session_options : run_options;
-  if (!PyObject_TypeCheck(x.ptr(), wanted)) {
-    throw nb::type_error(
-        (std::string(what) + " must be an onnxruntime." + type + " or None, not " + type_name(x.ptr())).c_str());
+bool is_session_options(nb::handle x) {
+  static PyTypeObject* const type = module_type("onnxruntime", "SessionOptions");
+  return PyObject_TypeCheck(x.ptr(), type) != 0;
+}
+
+bool is_run_options(nb::handle x) {
+  static PyTypeObject* const type = module_type("onnxruntime", "RunOptions");
+  return PyObject_TypeCheck(x.ptr(), type) != 0;
+}
+
+bool readable_word(const void* p) noexcept {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  if (address == 0 || address % alignof(void*) != 0) return false;
+  // The kernel copies the word into a pipe of the process's own, or fails with EFAULT for an address the process
+  // cannot read (unmapped, PROT_NONE): the copy is the kernel's, so no signal reaches the process. The word is read
+  // back at once, under a lock: the pipe never fills.
+  static int fds[2] = {-1, -1};
+  static std::mutex mutex;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (fds[0] < 0 && pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return false;
+  ssize_t written = 0;
+  do {
+    written = write(fds[1], p, sizeof(void*));
+  } while (written < 0 && errno == EINTR);
+  if (written != static_cast<ssize_t>(sizeof(void*))) return false;
+  void* word = nullptr;
+  return read(fds[0], &word, sizeof(word)) == static_cast<ssize_t>(sizeof(word));
+}
+
+const char* borrow_reason(Borrow status) {
+  switch (status) {
+    case Borrow::kReached:
+      return "reached";
+    case Borrow::kNoConduit:
+      return "no SessionIOBinding of its C session through pybind11's conduit";
+    case Borrow::kUnreadable:
+      return "the SessionIOBinding's first word cannot be read";
+    case Borrow::kNotASession:
+      return "the SessionIOBinding's first member is not an ORT session (its vtable is not ORT's session class's)";
   }
+  return "unknown";
 }
 
 const OrtSessionOptions* onnxruntime_session_options(nb::handle options, const char* what, const char* hint) {
@@ -133,28 +160,34 @@ const OrtSessionOptions* onnxruntime_session_options(nb::handle options, const c
   return o;
 }
 
-OrtSession* onnxruntime_session(nb::handle c_session) {
+BorrowedPointer onnxruntime_session(nb::handle c_session) {
   // onnxruntime's SessionIOBinding, made for this C session, holds the session's InferenceSession (ORT's C API's
   // OrtSession) as its first member; its PyInferenceSession holds it among members whose layout changes between
   // versions. The pointer is taken from the binding, then recognised: it must point to an object starting with the
-  // vtable of ORT's session class, which nothing but a session of this ORT does. Anything else gives NULL.
+  // vtable of ORT's session class, which nothing but a session of this ORT does. Every word is probed before it is
+  // read.
   static PyObject* const io_binding =
       module_attribute("onnxruntime.capi.onnxruntime_pybind11_state", "SessionIOBinding");
   PyObject* made = PyObject_CallFunctionObjArgs(io_binding, c_session.ptr(), nullptr);  // (limited API: abi3)
   if (made == nullptr) {
     clear_exception();
-    return nullptr;
+    return {nullptr, Borrow::kNoConduit};
   }
   const nb::object binding = nb::steal(made);
   const auto* first = static_cast<const void* const*>(conduit(binding, kSessionIOBinding));
-  if (first == nullptr || !readable(first)) return nullptr;
+  if (first == nullptr) return {nullptr, Borrow::kNoConduit};
+  return session_at(first);
+}
+
+BorrowedPointer session_at(const void* const* first) {
+  if (!readable_word(first)) return {nullptr, Borrow::kUnreadable};
   const void* session = *first;
-  if (!readable(session) || *static_cast<const void* const*>(session) != session_vtable()) return nullptr;
-  return static_cast<OrtSession*>(const_cast<void*>(session));
+  if (!readable_word(session)) return {nullptr, Borrow::kUnreadable};
+  if (*static_cast<const void* const*>(session) != session_vtable()) return {nullptr, Borrow::kNotASession};
+  return {static_cast<OrtSession*>(const_cast<void*>(session)), Borrow::kReached};
 }
 
 const OrtRunOptions* onnxruntime_run_options(nb::handle options, const char* what) {
-  check_onnxruntime_options_type(options, "RunOptions", what);
   const auto* o = static_cast<const OrtRunOptions*>(conduit(options, kOrtRunOptions));
   if (o == nullptr) {
     throw nb::value_error((std::string(what) +

@@ -9,7 +9,9 @@
 
 #include <nanobind/stl/vector.h>
 
-#include "binding.h"
+#include "onnxruntime_devices.h"
+#include "ortvalues.h"
+#include "tensors.h"
 
 namespace ortdlpack::py {
 namespace {

@@ -1,4 +1,4 @@
-// Outputs in the caller's framework (output_type=, issue 19): each ortdlpack::Tensor a run returns becomes a torch,
+// Outputs in the caller's framework (output_type=): each ortdlpack::Tensor a run returns becomes a torch,
 // numpy, cupy or jax array over the same memory, made the cheapest way the framework has — torch through its C
 // exchange API (managed_tensor_to_py_object_no_sync of torch.Tensor.__dlpack_c_exchange_api__), numpy through its C
 // API (host_array), cupy and jax through their from_dlpack. Stream rules are those of any DLPack export
@@ -11,24 +11,12 @@
 
 #include <nanobind/stl/string.h>
 
-#include "binding.h"
+#include "numpy_arrays.h"
+#include "output_frameworks.h"
+#include "tensors.h"
 
 namespace ortdlpack::py {
 namespace {
-
-struct Name {
-  OutputType type;
-  const char* name;
-};
-constexpr Name kNames[] = {{OutputType::kTensor, "ortdlpack"}, {OutputType::kTorch, "torch"},
-                           {OutputType::kNumpy, "numpy"},      {OutputType::kCupy, "cupy"},
-                           {OutputType::kJax, "jax"},          {OutputType::kLikeFeeds, "like_feeds"}};
-
-std::string known_names() {
-  std::string s;
-  for (const Name& n : kNames) s += std::string(s.empty() ? "'" : ", '") + n.name + "'";
-  return s;
-}
 
 PyTypeObject* torch_tensor_type() {
   static PyTypeObject* const type = module_type("torch", "Tensor");
@@ -61,7 +49,6 @@ namespace {
 
 // torch: the tensor handed to torch's C exchange API, which takes ownership of the DLPack tensor.
 nb::object to_torch(const Tensor& t) {
-  check_framework_holds(OutputType::kTorch, t.element_type());
   const DLPackExchangeAPI* api = torch_api();
   if (api == nullptr || api->managed_tensor_to_py_object_no_sync == nullptr) {
     static PyObject* const from_dlpack =
@@ -83,36 +70,14 @@ nb::object to_numpy(const Tensor& t) {
                                                  ", which numpy cannot read (its outputs are placed in host memory "
                                                  "unless device= says otherwise)");
   }
-  const nb::capsule owner(new Tensor(t), [](void* p) noexcept { delete static_cast<Tensor*>(p); });
-  return host_array(t, owner, CopyMode::kIfNeeded);
-}
-
-// The output type of a Python type's framework (framework_of_type): torch, numpy (and onnxruntime's own values,
-// OrtValue and SparseTensor: its run returns numpy for them), cupy, jax; anything else: ortdlpack's Tensor.
-OutputType output_type_of(PyTypeObject* type) {
-  switch (framework_of_type(type)) {
-    case Framework::kTorch:
-      return OutputType::kTorch;
-    case Framework::kNumpy:
-    case Framework::kOnnxruntime:
-      return OutputType::kNumpy;
-    case Framework::kCupy:
-      return OutputType::kCupy;
-    case Framework::kJax:
-      return OutputType::kJax;
-    case Framework::kTensorflow:
-    case Framework::kOther:
-      break;
-  }
-  return OutputType::kTensor;
+  return array_of(t);
 }
 
 // The from_dlpack of the top-level package that defines `type` (paddle.from_dlpack, tvm_ffi.from_dlpack), or NULL
 // when it has none (mlx): looked up once per package and kept (modules are not unloaded). Asked only of producers no
 // other rule names.
 PyObject* package_from_dlpack(PyTypeObject* type) {
-  const std::string module = module_of(type);
-  const std::string top = module.substr(0, module.find('.'));
+  const std::string top = package_of(type);
   static std::unordered_map<std::string, PyObject*> found;  // under the GIL; process lifetime
   auto it = found.find(top);
   if (it != found.end()) return it->second;
@@ -131,61 +96,51 @@ PyObject* package_from_dlpack(PyTypeObject* type) {
 
 }  // namespace
 
-OutputType to_output_type(nb::handle spec, const char* what) {
+Framework to_output_type(nb::handle spec, const char* what) {
   if (!PyUnicode_Check(spec.ptr())) {
     throw nb::type_error(
-        (std::string(what) + " must be None or one of " + known_names() + ", not " + type_name(spec.ptr())).c_str());
+        (std::string(what) + " must be None or one of " + framework_names() + ", not " + type_name(spec.ptr()))
+            .c_str());
   }
   const std::string s = nb::cast<std::string>(spec);
-  for (const Name& n : kNames) {
-    if (s == n.name) return n.type;
-  }
-  throw nb::value_error((std::string(what) + " '" + s + "' is none of " + known_names()).c_str());
+  if (const std::optional<Framework> f = framework_named(s)) return *f;
+  throw nb::value_error((std::string(what) + " '" + s + "' is none of " + framework_names()).c_str());
 }
 
 OutputFramework framework_of(nb::handle feed) {
-  if (is_tensor(feed)) return OutputType::kTensor;
-  if (numpy_kind(feed) != NumpyKind::kNone) return OutputType::kNumpy;  // (the common case, without its module)
-  const OutputType type = output_type_of(Py_TYPE(feed.ptr()));
-  if (type != OutputType::kTensor || PyCapsule_CheckExact(feed.ptr())) return type;
+  if (is_tensor(feed)) return {};
+  if (numpy_kind(feed) != NumpyKind::kNone) return {Framework::kNumpy, nullptr};  // (the common case, no module)
+  const Framework f = framework_of_type(Py_TYPE(feed.ptr()));
+  if (f != Framework::kForeign || PyCapsule_CheckExact(feed.ptr())) {
+    return {f == Framework::kForeign ? Framework::kOrtdlpack : f, nullptr};
+  }
   // What is no DLPack producer (lists, scalars, dicts, strings: what onnxruntime's run takes) is numpy's, as
   // onnxruntime's outputs are; another producer's framework is its package's from_dlpack, where it has one.
   static PyObject* const dunder = PyUnicode_InternFromString("__dlpack__");  // process lifetime
-  if (class_attribute(Py_TYPE(feed.ptr()), dunder) == nullptr) return OutputType::kNumpy;
+  if (class_attribute(Py_TYPE(feed.ptr()), dunder) == nullptr) return {Framework::kNumpy, nullptr};
   PyObject* importer = package_from_dlpack(Py_TYPE(feed.ptr()));
-  return importer != nullptr ? OutputFramework(OutputType::kForeign, importer) : OutputFramework(OutputType::kTensor);
-}
-
-bool needs_host(const OutputFramework& f) { return f == OutputType::kNumpy; }
-
-void check_framework_holds(const OutputFramework& type, ONNXTensorElementDataType element_type) {
-  // torch has no sub-byte dtypes (int4, uint4, float4_e2m1fn): its DLPack import refuses them.
-  if (type == OutputType::kTorch && element_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING &&
-      element_type != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED && dtype_bits(element_type) < 8) {
-    throw Error(ErrorKind::kUnsupported, std::string("output_type 'torch': torch has no ") + dtype_name(element_type) +
-                                             " dtype (output_type 'numpy' gives an ml_dtypes array, 'ortdlpack' a "
-                                             "Tensor)");
-  }
+  return importer != nullptr ? OutputFramework{Framework::kForeign, importer} : OutputFramework{};
 }
 
 nb::object to_framework(const Tensor& t, const OutputFramework& f) {
-  switch (f.type) {
-    case OutputType::kTorch:
+  switch (f.framework) {
+    case Framework::kTorch:
       return to_torch(t);
-    case OutputType::kNumpy:
+    case Framework::kNumpy:
       return to_numpy(t);
-    case OutputType::kCupy: {
+    case Framework::kCupy: {
       static PyObject* const from_dlpack = module_attribute("cupy", "from_dlpack");
       return nb::borrow(from_dlpack)(wrap(t));
     }
-    case OutputType::kJax: {
+    case Framework::kJax: {
       static PyObject* const from_dlpack = module_attribute("jax.dlpack", "from_dlpack");
       return nb::borrow(from_dlpack)(wrap(t));
     }
-    case OutputType::kForeign:
+    case Framework::kForeign:
       return nb::borrow(f.importer)(wrap(t));
-    case OutputType::kTensor:
-    case OutputType::kLikeFeeds:  // resolved by the caller (framework_of); a Tensor when nothing says otherwise
+    case Framework::kOrtdlpack:
+    case Framework::kTensorflow:  // (TensorFlow's tensors come back as ortdlpack.Tensors: tf.experimental.dlpack)
+    case Framework::kLikeFeeds:   // resolved by the caller (framework_of)
       break;
   }
   return wrap(t);

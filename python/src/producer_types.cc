@@ -8,7 +8,7 @@
 
 #include <nanobind/stl/string.h>
 
-#include "binding.h"
+#include "extension.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -17,19 +17,15 @@ bool is_static(PyTypeObject* type) { return (PyType_GetFlags(type) & Py_TPFLAGS_
 
 }  // namespace
 
-std::string module_of(PyTypeObject* type) {
+std::string package_of(PyTypeObject* type) {
   static PyObject* const name = PyUnicode_InternFromString("__module__");  // process lifetime
   nb::object module = nb::steal(PyObject_GetAttr(reinterpret_cast<PyObject*>(type), name));
   if (!module.is_valid() || !PyUnicode_Check(module.ptr())) {
     clear_exception();
     return "";
   }
-  return nb::cast<std::string>(module);
-}
-
-bool in_package(const std::string& module, const char* top) {
-  const size_t n = std::char_traits<char>::length(top);
-  return module.compare(0, n, top) == 0 && (module.size() == n || module[n] == '.');
+  const std::string m = nb::cast<std::string>(module);
+  return m.substr(0, m.find('.'));
 }
 
 PyObject* class_attribute(PyTypeObject* type, PyObject* name) {
@@ -65,28 +61,9 @@ Framework framework_of_type(PyTypeObject* type) {
     auto it = statics.find(type);
     if (it != statics.end()) return it->second;
   }
-  const std::string module = module_of(type);
-  Framework f = Framework::kOther;
-  if (in_package(module, "torch")) {
-    f = Framework::kTorch;
-  } else if (in_package(module, "numpy")) {
-    f = Framework::kNumpy;
-  } else if (in_package(module, "onnxruntime")) {
-    f = Framework::kOnnxruntime;
-  } else if (in_package(module, "cupy")) {
-    f = Framework::kCupy;
-  } else if (in_package(module, "jax") || in_package(module, "jaxlib")) {
-    f = Framework::kJax;
-  } else if (in_package(module, "tensorflow")) {
-    f = Framework::kTensorflow;
-  }
+  const Framework f = framework_of_package(package_of(type));
   if (keep) statics[type] = f;
   return f;
-}
-
-bool immutable_producer(PyTypeObject* type) {
-  const Framework f = framework_of_type(type);
-  return f == Framework::kJax || f == Framework::kTensorflow;
 }
 
 PyObject* module_attribute(const char* module, const char* name) {

@@ -1,18 +1,16 @@
-// Run arguments from Python, converted the same way for ortdlpack.Session.run / bind and for ortdlpack.run: feeds and
-// destinations imported as Tensors (every producer from_dlpack takes; lists and scalars as onnxruntime takes them),
-// output names, where outputs go and what they are made as. The run's decisions are the core's (run_plan.h).
-#include <climits>
-#include <memory>
-#include <optional>
+// One run's arguments converted once (run_arguments.h): every producer from_dlpack takes imported as a Tensor, the
+// objects onnxruntime's run reads its own way kept as values (numpy arrays, lists, None, dicts: InferenceSession and
+// ortdlpack.run), output names, destinations, in_place, where outputs go and what they are made as. What becomes of
+// each is the core's decision (frontend.h: the route, the plan).
+#include "run_arguments.h"
+
 #include <string>
 #include <utility>
-#include <vector>
 
-#include <nanobind/ndarray.h>
-#include <nanobind/stl/string.h>
-#include <nanobind/stl/vector.h>
-
-#include "binding.h"
+#include "devices.h"
+#include "numpy_arrays.h"
+#include "ortvalues.h"
+#include "tensors.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -31,27 +29,26 @@ void add_note(const nb::python_error& e, const std::string& note) {
 }
 
 // Calls `take(name, value)` for every (name, value) pair of the mapping argument `argument`; an error names the entry
-// (`entry` 'name'). `hint` ends the TypeError for an argument that is no mapping.
+// (`entry` 'name'). A mapping that is not one, or a key that is no str, is Malformed where `malformed` (the feeds:
+// onnxruntime's run says what it makes of them), else a TypeError (ortdlpack's own arguments).
 template <class Take>
-void for_items(nb::handle mapping, const char* argument, const char* entry, const char* hint, Take take) {
+void for_items(nb::handle mapping, const char* argument, const char* entry, bool malformed, Take take) {
+  const auto refuse = [&](const std::string& message) {
+    if (malformed) throw Malformed{message};
+    throw nb::type_error(message.c_str());
+  };
   const auto add = [&](nb::handle k, nb::handle v) {
-    if (!PyUnicode_Check(k.ptr())) {  // (the message is made only then: this runs per feed and per run)
-      call_shape_error(CallShape::kFeedKeyNoStr, std::string(argument) + " key must be str, not " + type_name(k.ptr()));
-    }
-    std::string name = nb::cast<std::string>(k);
+    if (!PyUnicode_Check(k.ptr())) refuse(std::string(argument) + " key must be str, not " + type_name(k.ptr()));
     try {
-      take(std::move(name), v);
+      take(nb::cast<std::string>(k), v);
     } catch (nb::python_error& e) {
       // Raised by Python code (a producer's own __dlpack__): kept as it is, class and object, with a note (an
       // interrupt propagates untouched).
       only_exceptions(e);
       add_note(e, std::string("ortdlpack: raised importing ") + entry + " '" + nb::cast<std::string>(k) + "'");
       throw;
-    } catch (...) {
-      // ortdlpack's own error: the same Python exception type with the entry's name in front.
-      set_python_error();
-      nb::python_error e;
-      nb::raise_from(e, nb::borrow(e.type()), "%s '%U': %U", entry, k.ptr(), nb::str(e.value()).ptr());
+    } catch (const Error& e) {  // ortdlpack's own: the same error, with the entry's name in front
+      throw e.reworded(std::string(entry) + " '" + nb::cast<std::string>(k) + "': " + e.what());
     }
   };
   if (PyDict_Check(mapping.ptr())) {
@@ -60,8 +57,8 @@ void for_items(nb::handle mapping, const char* argument, const char* entry, cons
   }
   if (!PyMapping_Check(mapping.ptr()) || PyList_Check(mapping.ptr()) || PyTuple_Check(mapping.ptr()) ||
       !has_attribute(mapping, "items")) {
-    call_shape_error(CallShape::kFeedsNoMapping, std::string(argument) + " must be a mapping of " + entry +
-                                                     " names to tensors, not " + type_name(mapping.ptr()) + hint);
+    refuse(std::string(argument) + " must be a mapping of " + entry + " names to tensors, not " +
+           type_name(mapping.ptr()));
   }
   nb::object items = nb::steal(PyMapping_Items(mapping.ptr()));
   if (!items.is_valid()) throw nb::python_error();
@@ -69,8 +66,7 @@ void for_items(nb::handle mapping, const char* argument, const char* entry, cons
 }
 
 // A destination torch's autograd tracks (requires_grad): ORT's write would bypass it, and torch itself refuses to
-// write such a leaf in place or to export any such tensor. Asked of types that have the attribute only (no exception
-// is made for others).
+// write such a leaf in place or to export any such tensor. Asked of types that have the attribute only.
 void refuse_if_autograd_tracks(nb::handle x) {
   static PyObject* const attribute = PyUnicode_InternFromString("requires_grad");  // process lifetime
   if (class_attribute(Py_TYPE(x.ptr()), attribute) == nullptr) return;
@@ -84,43 +80,102 @@ void refuse_if_autograd_tracks(nb::handle x) {
   }
 }
 
-// A list or a Python scalar fed for input `io`, as onnxruntime takes lists: a numpy array of the input's declared
-// element type (one copy, allowed: it is no tensor). NULL `io` (an unknown input, which the plan refuses) or an
-// input without a DLPack form: numpy's own type. A list numpy cannot make such an array of is onnxruntime's
-// RuntimeError for it.
-nb::object as_array(nb::handle x, const IoInfo* io) {
+// A list or a Python scalar fed for input `name`, as onnxruntime takes lists: a numpy array of the input's declared
+// element type (list_element_type; one copy, allowed: it is no tensor), else numpy's own. A list numpy cannot make
+// such an array of is onnxruntime's RuntimeError for it.
+Tensor list_as_tensor(const Session& session, const std::string& name, nb::handle x) {
   static PyObject* const asarray = module_attribute("numpy", "asarray");
-  const bool typed = io != nullptr && io->has_dlpack_form();
+  const ONNXTensorElementDataType type = list_element_type(session, name);
+  nb::object array;
   try {
-    if (!typed) return nb::borrow(asarray)(x);
-    return nb::borrow(asarray)(x, numpy_dtype_of(io->element_type));
+    array = type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED ? nb::borrow(asarray)(x)
+                                                            : nb::borrow(asarray)(x, numpy_dtype_of(type));
   } catch (nb::python_error& e) {
     only_exceptions(e);
-    throw Error(ErrorKind::kRuntime,
-                std::string("Could not create tensor from given input list: numpy cannot make ") +
-                    (typed ? std::string("a ") + dtype_name(io->element_type) + " array" : "an array") + " of the " +
-                    type_name(x.ptr()) + " (" + nb::cast<std::string>(nb::str(e.value())) + ")");
+    throw Error(ErrorKind::kRuntime, "Could not create tensor from given input list: numpy cannot make " +
+                                         std::string(type == ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED
+                                                         ? "an array"
+                                                         : std::string("a ") + dtype_name(type) + " array") +
+                                         " of the " + type_name(x.ptr()) + " (" +
+                                         nb::cast<std::string>(nb::str(e.value())) + ")");
+  }
+  return import_any(array, nb::none(), nb::none(), "the tensor");
+}
+
+// A feed bound for many runs, or written in place: read where it is, never a copy, which later writes to `x` would
+// not reach, nor ORT's writes `x`.
+Tensor bound_feed(nb::handle x) {
+  try {
+    return import_any(x, nb::none(), nb::borrow(Py_False), "the tensor");
+  } catch (const Error& e) {
+    if (e.kind() != ErrorKind::kCopyRequired) throw;
+    throw e.reworded(std::string("ORT reads this feed where it is on every run of a Binding, and writes a feed in "
+                                 "place where it is, and this one only a copy made now could hold (") +
+                     e.what() +
+                     "): later writes to it would not reach the runs, nor ORT's writes it; pass a "
+                     "contiguous tensor");
   }
 }
 
-// Whether a feed is a DLPack producer: an ortdlpack.Tensor, a DLPack capsule, an onnxruntime.OrtValue holding a
-// tensor, a numpy array of a dtype numpy exports or of an ml_dtypes type ortdlpack exports for it, or any object whose
-// type has __dlpack__ (numpy arrays of strings and objects excepted, whose __dlpack__ refuses them).
-bool dlpack_producer(nb::handle x, NumpyKind numpy) {
-  if (is_tensor(x) || PyCapsule_CheckExact(x.ptr())) return true;
-  if (numpy == NumpyKind::kOther) return numpy_extension_type(x) != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
-  if (numpy != NumpyKind::kNone) return numpy == NumpyKind::kNative;
+bool is_list_or_scalar(nb::handle x) {
+  return PyList_Check(x.ptr()) || PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr()) ||
+         numpy_kind(x) == NumpyKind::kScalar;
+}
+
+// How a feed reaches a run that takes values: a Tensor to import (any DLPack producer onnxruntime's run cannot read:
+// torch, jax, ..., ortdlpack.Tensor, an ml_dtypes array), an array onnxruntime's run reads as it is (numpy, its own
+// OrtValue, a list for a tensor input), or a value only onnxruntime's run takes (strings, sequences, maps, None,
+// scalars: onnxruntime says what it makes of them).
+enum class Fed { kTensor, kArray, kValue };
+Fed classify(const Session* session, const std::string& name, nb::handle x) {
+  if (is_tensor(x) || PyCapsule_CheckExact(x.ptr())) return Fed::kTensor;
+  switch (numpy_kind(x)) {
+    case NumpyKind::kNative:
+      return Fed::kArray;
+    case NumpyKind::kOther:
+      return numpy_extension_type(x) != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED ? Fed::kTensor : Fed::kValue;
+    case NumpyKind::kStrings:
+    case NumpyKind::kScalar:
+      return Fed::kValue;
+    case NumpyKind::kNone:
+      break;
+  }
+  if (PyList_Check(x.ptr())) {
+    const bool tensor =
+        session != nullptr && list_element_type(*session, name) != ONNX_TENSOR_ELEMENT_DATA_TYPE_UNDEFINED;
+    return tensor ? Fed::kArray : Fed::kValue;
+  }
+  if (is_ortvalue(x)) {
+    const bool tensor =
+        nb::cast<bool>(x.attr("is_tensor")()) && !x.attr("data_type")().equal(nb::str("tensor(string)"));
+    return tensor ? Fed::kArray : Fed::kValue;
+  }
   static PyObject* const dunder = PyUnicode_InternFromString("__dlpack__");  // process lifetime
-  if (class_attribute(Py_TYPE(x.ptr()), dunder) == nullptr) return false;
-  return !is_ortvalue(x) ||
-         (nb::cast<bool>(x.attr("is_tensor")()) && !x.attr("data_type")().equal(nb::str("tensor(string)")));
+  return class_attribute(Py_TYPE(x.ptr()), dunder) != nullptr ? Fed::kTensor : Fed::kValue;
 }
 
-const IoInfo* find_input(const std::vector<IoInfo>& inputs, const std::string& name) {
-  for (const IoInfo& io : inputs) {
-    if (io.name == name) return &io;
+// output_names: None, or anything empty, for every output (onnxruntime's `if not output_names`); else a list or a
+// tuple of str (UTF-8 bytes too, as pybind11 takes them). Anything else is Malformed: onnxruntime's to judge.
+void convert_names(nb::handle output_names, std::vector<std::string>& names) {
+  PyObject* o = output_names.ptr();
+  if (output_names.is_none()) return;
+  const int empty = PyObject_Not(o);
+  if (empty < 0) throw nb::python_error();
+  if (empty == 1) return;
+  if (!PyList_Check(o) && !PyTuple_Check(o)) {
+    throw Malformed{std::string("output_names must be a list or a tuple of str or None, not ") + type_name(o)};
   }
-  return nullptr;
+  for (nb::handle n : output_names) {
+    if (PyUnicode_Check(n.ptr())) {
+      names.push_back(nb::cast<std::string>(n));
+    } else if (PyBytes_Check(n.ptr())) {
+      const nb::object text = nb::steal(PyUnicode_FromEncodedObject(n.ptr(), "utf-8", "strict"));
+      if (!text.is_valid()) throw nb::python_error();
+      names.push_back(nb::cast<std::string>(text));
+    } else {
+      throw Malformed{std::string("output_names[...] must be str, not ") + type_name(n.ptr())};
+    }
+  }
 }
 
 }  // namespace
@@ -132,69 +187,60 @@ std::string str_of(nb::handle h, const char* what) {
   return nb::cast<std::string>(h);
 }
 
-void convert(Request& r, const std::vector<IoInfo>& inputs, const std::vector<IoInfo>& initializers, nb::handle feeds,
-             const char* feeds_argument, const char* hint, nb::handle output_names, nb::handle outputs,
-             nb::handle device, nb::handle output_type, OutputType none_means, Values values) {
-  nb::handle first;  // the first feed (like_feeds)
-  for_items(feeds, feeds_argument, "input", hint, [&](std::string name, nb::handle x) {
-    if (!first.is_valid()) first = x;
-    const IoInfo* io = find_input(inputs, name);
-    if (io == nullptr) io = find_input(initializers, name);
-    const NumpyKind numpy = numpy_kind(x);
-    bool list = PyList_Check(x.ptr()) != 0;
-    bool value = false;
-    if (values == Values::kNone) {
-      list = list || PyLong_Check(x.ptr()) || PyFloat_Check(x.ptr());  // the core's Session: made numpy arrays
-    } else if (list) {
-      value = values == Values::kOnnxruntimeTakes || io == nullptr || !io->has_dlpack_form();
-    } else {
-      // onnxruntime's run reads numpy arrays and onnxruntime.OrtValues as they are; every other tensor (torch's, on
-      // the host too) is imported, for the core's executor, whose bound run costs less than onnxruntime's.
-      value = (values == Values::kOnnxruntimeTakes && (numpy == NumpyKind::kNative || is_ortvalue(x))) ||
-              !dlpack_producer(x, numpy);
-    }
-    if (value) {
-      r.value_names.push_back(std::move(name));
-      r.values.push_back(nb::borrow(x));
-    } else {
-      r.feeds.emplace_back(std::move(name),
-                           import_any(list ? as_array(x, io) : nb::borrow(x), nb::none(), nb::none(), "the tensor"));
-    }
-  });
-  r.type = output_type.is_none() ? none_means : to_output_type(output_type, "output_type");
-  if (r.type == OutputType::kLikeFeeds) r.type = first.is_valid() ? framework_of(first) : OutputType::kNumpy;
-  if (!output_names.is_none()) {
-    // A sequence of names, as onnxruntime's run takes it (a list or a tuple, str or UTF-8 bytes each; not a str, a
-    // dict or an iterator: its TypeError).
-    PyObject* o = output_names.ptr();
-    if (PyUnicode_Check(o) || PyBytes_Check(o) || PyDict_Check(o) || PySequence_Check(o) == 0) {
-      throw nb::type_error(
-          (std::string("output_names must be a sequence of str or None, not ") + type_name(o)).c_str());
-    }
-    const nb::object names = nb::steal(PyObject_GetIter(o));
-    if (!names.is_valid()) throw nb::python_error();
-    while (PyObject* n = PyIter_Next(names.ptr())) {
-      const nb::object name = nb::steal(n);
-      if (PyBytes_Check(n)) {
-        const nb::object text = nb::steal(PyUnicode_FromEncodedObject(n, "utf-8", "strict"));
-        if (!text.is_valid()) throw nb::python_error();
-        r.names.push_back(nb::cast<std::string>(text));
-      } else {
-        r.names.push_back(str_of(name, "output_names[...]"));
-      }
-    }
-    if (PyErr_Occurred()) throw nb::python_error();
-  }
-  if (!outputs.is_none()) {
-    // Destinations are written in place: never a copy (BufferError).
-    for_items(outputs, "outputs", "output destination", "", [&](std::string name, nb::handle x) {
-      refuse_if_autograd_tracks(x);
-      r.options.destinations.emplace_back(std::move(name),
-                                          import_any(x, nb::none(), nb::borrow(Py_False), "the tensor"));
+void convert(const Session* session, const RunArguments& a, Request& r) {
+  RunRequest& run = r.run;
+  if (!a.in_place.is_none()) {
+    for_items(a.in_place, "in_place", "output", false, [&](std::string name, nb::handle input) {
+      run.options.in_place.emplace_back(std::move(name), str_of(input, "in_place's values (input names)"));
     });
   }
-  r.options.output_target = to_target(device, "device");
-  r.options.read_on_host = needs_host(r.type);  // numpy: ORT copies a device output to the host itself
+  // A feed ORT writes in place must be the caller's memory itself: never a copy.
+  const auto written = [&](const std::string& name) {
+    for (const auto& pair : run.options.in_place) {
+      if (pair.second == name) return true;
+    }
+    return false;
+  };
+  for_items(a.feeds, a.feeds_argument, "input", true, [&](std::string name, nb::handle x) {
+    if (!r.first_feed.is_valid()) r.first_feed = x;
+    const Fed fed = a.takes_values && !written(name) ? classify(session, name, x) : Fed::kTensor;
+    if (fed != Fed::kTensor) {
+      run.values.push_back(FedValue{std::move(name), fed == Fed::kArray});
+      r.values.push_back(nb::borrow(x));
+    } else if (!a.takes_values && is_list_or_scalar(x)) {
+      run.feeds.emplace_back(name, list_as_tensor(*session, name, x));
+    } else {
+      const bool bound = a.binds || written(name);
+      run.feeds.emplace_back(std::move(name),
+                             bound ? bound_feed(x) : import_any(x, nb::none(), nb::none(), "the tensor"));
+      if (a.binds && memory_may_move(framework_of_type(Py_TYPE(x.ptr())))) {
+        r.movable.emplace_back(run.feeds.size() - 1, nb::borrow(x));
+      }
+    }
+  });
+  convert_names(a.output_names, run.output_names);
+  if (!a.outputs.is_none()) {
+    // Destinations are written in place: never a copy (BufferError).
+    for_items(a.outputs, "outputs", "output destination", false, [&](std::string name, nb::handle x) {
+      refuse_if_autograd_tracks(x);
+      run.options.destinations.emplace_back(std::move(name),
+                                            import_any(x, nb::none(), nb::borrow(Py_False), "the tensor"));
+    });
+  }
+  run.options.output_target = to_target(a.device, "device");
+  const Framework named = a.output_type.is_none() ? a.default_output : to_output_type(a.output_type, "output_type");
+  if (named == Framework::kLikeFeeds) {
+    r.output = r.first_feed.is_valid() ? framework_of(r.first_feed) : OutputFramework{Framework::kNumpy, nullptr};
+  } else {
+    r.output = OutputFramework{named, nullptr};
+  }
+  run.reader = Reader{r.output.framework, named == Framework::kLikeFeeds};
+}
+
+Tensor value_as_tensor(const Session& session, const Request& r, size_t index) {
+  nb::handle x = r.values[index];
+  if (is_list_or_scalar(x)) return list_as_tensor(session, r.run.values[index].name, x);
+  return import_any(x, nb::none(), nb::none(), "the tensor");
 }
 
 }  // namespace ortdlpack::py

@@ -1,6 +1,6 @@
 // ortdlpack.Session (and its onnxruntime name, InferenceSession): the core's Session, created and run in C++ on the
 // shared env (the wheel's ORT, see module.cc) for the per-run cost of a C++ caller; onnxruntime's constructor
-// arguments and both orders of run(); bind() for many runs on the same tensors.
+// arguments and both orders of run(); the Binding bind() makes (here and in run.cc), for many runs on the same tensors.
 #include <climits>
 #include <memory>
 #include <optional>
@@ -8,11 +8,16 @@
 #include <utility>
 #include <vector>
 
-#include <nanobind/ndarray.h>
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
-#include "binding.h"
+#include "devices.h"
+#include "errors.h"
+#include "onnxruntime_objects.h"
+#include "registrations.h"
+#include "session_providers.h"
+#include "sessions.h"
+#include "tensors.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -23,7 +28,7 @@ struct PySession {
   // long as the session. Declared first: released after the session.
   nb::object sess_options;
   std::unique_ptr<Session> core;
-  std::optional<OutputType> output_type;  // the session's default for run() and bind()
+  std::optional<Framework> output_type;  // the session's default for run() and bind()
 
   template <class F>
   void references(F f) {  // (Gc)
@@ -53,15 +58,17 @@ void create_session(PySession* self, nb::handle model, nb::handle sess_options, 
   if (!ep.is_none()) c.ep = str_of(ep, "ep");  // "" is the core's to refuse
   if (!ep_options.is_none()) c.ep_options = option_pairs(ep_options, "ep_options");
   c.entries = string_pairs(config, "config");
-  std::optional<OutputType> type;
+  std::optional<Framework> type;
   if (!output_type.is_none()) type = to_output_type(output_type, "output_type");
   std::unique_ptr<Session> core;
   if (PyObject_CheckBuffer(model.ptr())) {
     Py_buffer view;
     if (PyObject_GetBuffer(model.ptr(), &view, PyBUF_SIMPLE) != 0) throw nb::python_error();
     const std::unique_ptr<Py_buffer, void (*)(Py_buffer*)> release_view(&view, PyBuffer_Release);
-    nb::gil_scoped_release release;
-    core = std::make_unique<Session>(view.buf, static_cast<size_t>(view.len), c);
+    core = onnxruntime_errors([&] {
+      nb::gil_scoped_release release;
+      return std::make_unique<Session>(view.buf, static_cast<size_t>(view.len), c);
+    });
   } else {
     nb::object path = nb::steal(PyOS_FSPath(model.ptr()));
     if (!path.is_valid() || !PyUnicode_Check(path.ptr())) {
@@ -71,8 +78,10 @@ void create_session(PySession* self, nb::handle model, nb::handle sess_options, 
                                .c_str());
     }
     const std::string p = nb::cast<std::string>(path);
-    nb::gil_scoped_release release;
-    core = std::make_unique<Session>(p, c);
+    core = onnxruntime_errors([&] {
+      nb::gil_scoped_release release;
+      return std::make_unique<Session>(p, c);
+    });
   }
   new (self) PySession{nb::borrow(sess_options), std::move(core), type};
 }
@@ -86,11 +95,6 @@ nb::object name_tuple(const std::vector<IoInfo>& ios) {
 }
 
 // --- ortdlpack.Session -------------------------------------------------------------------------------------------
-
-// The OrtRunOptions behind an onnxruntime.RunOptions (tags, log levels, terminate, config entries: all of it).
-const OrtRunOptions* to_run_options(nb::handle run_options) {
-  return onnxruntime_run_options(run_options, "run_options");
-}
 
 // onnxruntime's NodeArg, as get_inputs() / get_outputs() return them: name, type ("tensor(float)"), shape (ints,
 // the names of symbolic dimensions, None for unknown ones; [] for no shape).
@@ -131,60 +135,122 @@ struct PyModelMetadata {
 };
 
 // A Binding (bind once, run many) and what its Python side keeps: what owns the session (an ortdlpack.Session: its
-// SessionOptions; an InferenceSession's borrowed session: its C session), the type its outputs are made as, and
-// those outputs once made: the same objects every run, as the Binding's outputs are the same tensors.
+// SessionOptions; an InferenceSession's borrowed session: its C session), the type its outputs are made as, the feeds
+// whose memory may move (asked again before every run), and its outputs once made: the same objects every run, as the
+// Binding's outputs are the same tensors, made again where a run allocated them anew.
 struct PyBinding {
   Binding core;
   nb::object owner;
   OutputFramework type;
-  nb::object outputs;  // a list, after the first run
+  std::vector<std::pair<std::string, nb::object>> movable;  // (input, the producer's tensor)
+  std::vector<Tensor> bound;                                // the Tensor bound for each of `movable`
+  nb::object outputs;                                       // a list, after the first run
+  std::vector<OrtValue*> made_from;                         // the values `outputs` were made from
 
   template <class F>
   void references(F f) {  // (Gc: a Binding stored on its own session's subclass is a cycle)
     f(owner);
+    for (auto& m : movable) f(m.second);
     f(outputs);
+  }
+
+  void watch(const Request& r) {
+    for (const auto& [index, object] : r.movable) {
+      const auto& [name, tensor] = r.run.feeds[index];
+      size_t i = 0;
+      while (i < movable.size() && movable[i].first != name) ++i;
+      if (i == movable.size()) {
+        movable.emplace_back(name, object);
+        bound.push_back(tensor);
+      } else {
+        movable[i].second = object;
+        bound[i] = tensor;
+      }
+    }
   }
 };
 
-nb::object bind_session_run(nb::handle session, nb::handle feeds, nb::handle output_names, nb::handle outputs,
-                            nb::handle device, nb::handle output_type) {
-  PySession& self = nb::cast<PySession&>(session);
-  Request r;
-  convert(r, self.core->inputs(), {}, feeds, "feeds", "", output_names, outputs, device, output_type,
-          self.output_type.value_or(OutputType::kTensor), Values::kNone);
-  Binding b;
-  {
-    nb::gil_scoped_release release;
-    b = self.core->bind(r.feeds, r.names, r.options);
+// Before a run: the feeds whose memory may move still are the memory bound (torch's C exchange API describes each
+// without a copy or an allocation), but for those the run rebinds (`changed`).
+void check_unmoved(const PyBinding& b, const Feeds& changed) {
+  for (size_t i = 0; i < b.movable.size(); ++i) {
+    bool rebound = false;
+    for (const auto& feed : changed) rebound = rebound || feed.first == b.movable[i].first;
+    if (rebound) continue;
+    nb::handle x = b.movable[i].second;
+    const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()));
+    DLTensor now{};
+    if (api == nullptr || api->dltensor_from_py_object_no_sync == nullptr) continue;
+    if (api->dltensor_from_py_object_no_sync(x.ptr(), &now) != 0) throw nb::python_error();
+    check_still_bound(b.bound[i], now, b.movable[i].first);
   }
-  return make_binding(std::move(b), session, r.type);
 }
 
-nb::object run_binding(PyBinding& self, nb::handle run_options) {
-  const OrtRunOptions* options = run_options.is_none() ? nullptr : to_run_options(run_options);
-  {
-    nb::gil_scoped_release release;
-    self.core.run(options);
+nb::object run_binding(PyBinding& self, nb::handle run_options, nb::handle feeds) {
+  const OrtRunOptions* options = to_run_options(run_options);
+  Request changed;
+  if (!feeds.is_none()) {
+    RunArguments a;
+    a.feeds = feeds;
+    a.output_names = a.outputs = a.in_place = a.device = a.output_type = nb::none();
+    a.binds = true;
+    try {
+      convert(nullptr, a, changed);
+    } catch (const Malformed& m) {
+      throw nb::type_error(("Binding.run: " + m.message).c_str());
+    }
   }
-  if (!self.outputs.is_valid()) self.outputs = to_frameworks(self.core.outputs(), self.type);
+  check_unmoved(self, changed.run.feeds);
+  onnxruntime_errors([&] {
+    nb::gil_scoped_release release;
+    self.core.run(changed.run.feeds, options);
+  });
+  self.watch(changed);
+  const std::vector<Tensor>& outputs = self.core.outputs();
+  if (!self.outputs.is_valid()) {
+    self.outputs = to_frameworks(outputs, self.type);
+    for (const Tensor& t : outputs) self.made_from.push_back(t.ort_value());
+  } else {
+    for (size_t k = 0; k < outputs.size(); ++k) {
+      if (self.made_from[k] == outputs[k].ort_value()) continue;  // (a run that allocated anew, a feed rebound)
+      PyList_SetItem(self.outputs.ptr(), static_cast<Py_ssize_t>(k),
+                     to_framework(outputs[k], self.type).release().ptr());
+      self.made_from[k] = outputs[k].ort_value();
+    }
+  }
   return nb::steal(PyList_GetSlice(self.outputs.ptr(), 0, PY_SSIZE_T_MAX));  // the caller's list, the same objects
+}
+
+nb::object bind_session(nb::handle session, nb::handle feeds, nb::handle output_names, nb::handle outputs,
+                        nb::handle in_place, nb::handle device, nb::handle output_type) {
+  PySession& self = nb::cast<PySession&>(session);
+  Request r;
+  try {
+    convert(self.core.get(),
+            RunArguments{feeds, output_names, outputs, in_place, device, output_type,
+                         self.output_type.value_or(Framework::kOrtdlpack), false, "feeds", true},
+            r);
+  } catch (const Malformed& m) {
+    throw nb::type_error(("bind: " + m.message).c_str());
+  }
+  return bind_request(*self.core, r, session);
 }
 
 // Session.run in either order: run(feeds, output_names=None, ...) — a mapping first — or onnxruntime's
 // run(output_names, input_feed, run_options=None). In onnxruntime's order the outputs are, by default, like the feeds
 // (numpy arrays for numpy feeds, as onnxruntime returns them); in ortdlpack's, ortdlpack.Tensors.
 nb::object run_session(PySession& self, nb::handle a, nb::handle b, nb::handle c, nb::handle input_feed,
-                       nb::handle output_names, nb::handle outputs, nb::handle device, nb::handle output_type,
-                       nb::handle run_options) {
+                       nb::handle output_names, nb::handle outputs, nb::handle in_place, nb::handle device,
+                       nb::handle output_type, nb::handle run_options) {
   const auto both = [](const char* what) {
     throw nb::type_error((std::string("run: ") + what + " given twice (positionally and by keyword)").c_str());
   };
   nb::handle feeds, names = output_names, options = run_options;
   const char* argument = "feeds";
-  OutputType none_means = OutputType::kTensor;
+  Framework none_means = Framework::kOrtdlpack;
   const bool mapping_first =
       PyDict_Check(a.ptr()) || (PyMapping_Check(a.ptr()) && !PyList_Check(a.ptr()) && !PyTuple_Check(a.ptr()) &&
-                                !PyUnicode_Check(a.ptr()) && PyObject_HasAttrString(a.ptr(), "items"));
+                                !PyUnicode_Check(a.ptr()) && has_attribute(a, "items"));
   if (mapping_first) {
     if (!input_feed.is_none()) throw nb::type_error("run: feeds given twice (a mapping first, and input_feed=)");
     if (!c.is_none()) throw nb::type_error("run(feeds, output_names=None, *, ...) takes 2 positional arguments");
@@ -201,25 +267,28 @@ nb::object run_session(PySession& self, nb::handle a, nb::handle b, nb::handle c
     if (!c.is_none()) options = c;
     if (feeds.is_none()) {
       throw nb::type_error(
-          "run: no feeds (a mapping of input names to tensors): run(feeds, output_names=None, *, "
-          "outputs=None, device=None, "
-          "output_type=None, run_options=None) or onnxruntime's run(output_names, input_feed, "
-          "run_options=None)");
+          "run: no feeds (a mapping of input names to tensors): run(feeds, output_names=None, *, outputs=None, "
+          "in_place=None, device=None, output_type=None, run_options=None) or onnxruntime's run(output_names, "
+          "input_feed, run_options=None)");
     }
     argument = "input_feed";
-    none_means = OutputType::kLikeFeeds;
+    none_means = Framework::kLikeFeeds;
   }
-  if (self.output_type && output_type.is_none()) none_means = *self.output_type;
   Request r;
-  convert(r, self.core->inputs(), {}, feeds, argument, "", names, outputs, device, output_type, none_means,
-          Values::kNone);
-  if (!options.is_none()) r.options.run_options = to_run_options(options);
-  std::vector<Tensor> results;
-  {
-    nb::gil_scoped_release release;
-    results = self.core->run(r.feeds, r.names, r.options);
+  try {
+    convert(self.core.get(),
+            RunArguments{feeds, names, outputs, in_place, device, output_type, self.output_type.value_or(none_means),
+                         false, argument, false},
+            r);
+  } catch (const Malformed& m) {
+    throw nb::type_error(("run: " + m.message).c_str());
   }
-  return to_frameworks(results, r.type);
+  r.run.options.run_options = to_run_options(options);
+  return to_frameworks(onnxruntime_errors([&] {
+                         nb::gil_scoped_release release;
+                         return run(*self.core, r.run, nullptr).outputs;
+                       }),
+                       r.output);
 }
 
 }  // namespace
@@ -233,8 +302,24 @@ std::shared_ptr<const void> python_reference(nb::handle obj) {
   });
 }
 
-nb::object make_binding(Binding b, nb::handle owner, const OutputFramework& type) {
-  return nb::cast(PyBinding{std::move(b), nb::borrow(owner), type, nb::object()}, nb::rv_policy::move);
+const OrtRunOptions* to_run_options(nb::handle run_options) {
+  if (run_options.is_none()) return nullptr;
+  if (!is_run_options(run_options)) {
+    throw nb::type_error(
+        ("run_options must be an onnxruntime.RunOptions or None, not " + type_name(run_options.ptr())).c_str());
+  }
+  return onnxruntime_run_options(run_options, "run_options");
+}
+
+nb::object bind_request(Session& session, Request& r, nb::handle owner) {
+  Binding b = onnxruntime_errors([&] {
+    nb::gil_scoped_release release;
+    return bind(session, r.run);
+  });
+  nb::object binding =
+      nb::cast(PyBinding{std::move(b), nb::borrow(owner), r.output, {}, {}, nb::object(), {}}, nb::rv_policy::move);
+  nb::cast<PyBinding&>(binding).watch(r);
+  return binding;
 }
 
 Session& core_session(nb::handle session) {
@@ -244,7 +329,7 @@ Session& core_session(nb::handle session) {
   return *nb::cast<PySession&>(session).core;
 }
 
-void bind_session(nb::module_& m) {
+void define_session(nb::module_& m) {
   m.def("_onnxruntime_providers", &onnxruntime_providers, nb::arg("sess_options").none(), nb::arg("providers").none(),
         nb::arg("provider_options").none(), nb::arg("ep").none(), nb::arg("ep_options").none(),
         "ortdlpack.InferenceSession's arguments for onnxruntime: (sess_options, providers, provider_options) from "
@@ -273,10 +358,11 @@ void bind_session(nb::module_& m) {
   nb::class_<PyBinding>(m, "Binding", nb::type_slots(Gc<PyBinding>::slots),
                         "A run planned and bound once (Session.bind, InferenceSession.bind): every run() reruns the "
                         "session on the same feed tensors into the same outputs (ortdlpack::Binding).")
-      .def("run", &run_binding, nb::arg("run_options") = nb::none(),
-           nb::sig("def run(self, run_options: object | None = None) -> list"),
-           "Runs the session and returns the outputs: the same objects every run, written in place. run_options: an "
-           "onnxruntime.RunOptions for this run.")
+      .def("run", &run_binding, nb::arg("run_options") = nb::none(), nb::kw_only(), nb::arg("feeds") = nb::none(),
+           nb::sig("def run(self, run_options: object | None = None, *, feeds: object | None = None) -> list"),
+           "Runs the session and returns the outputs: the same objects every run, written in place. feeds: input "
+           "name -> a new tensor for that input (bound from now on; a new shape allowed: the outputs ORT allocated "
+           "are allocated again). run_options: an onnxruntime.RunOptions for this run.")
       .def_prop_ro("output_names", [](const PyBinding& b) { return b.core.output_names(); });
 
   nb::class_<PySession>(m, "Session", nb::type_slots(Gc<PySession>::slots),
@@ -314,22 +400,25 @@ void bind_session(nb::module_& m) {
       .def("get_profiling_start_time_ns", [](const PySession& s) { return s.core->profiling_start_ns(); })
       .def("run", &run_session, nb::arg("a") = nb::none(), nb::arg("b") = nb::none(), nb::arg("c") = nb::none(),
            nb::kw_only(), nb::arg("input_feed") = nb::none(), nb::arg("output_names") = nb::none(),
-           nb::arg("outputs") = nb::none(), nb::arg("device") = nb::none(), nb::arg("output_type") = nb::none(),
-           nb::arg("run_options") = nb::none(),
+           nb::arg("outputs") = nb::none(), nb::arg("in_place") = nb::none(), nb::arg("device") = nb::none(),
+           nb::arg("output_type") = nb::none(), nb::arg("run_options") = nb::none(),
            nb::sig("def run(self, *args: object, input_feed: object | None = None, output_names: object | None = "
-                   "None, outputs: object | None = None, device: object | None = None, output_type: str | None = "
-                   "None, run_options: object | None = None) -> list"),
-           "run(feeds, output_names=None, *, outputs=None, device=None, output_type=None, run_options=None), feeds "
-           "{name: DLPack producer}, returns ortdlpack.Tensors; or onnxruntime's run(output_names, input_feed, "
-           "run_options=None), returns outputs like the feeds. outputs: {name: preallocated destination} written in "
-           "place. device: where other outputs go. output_type: 'ortdlpack', 'torch', 'numpy', 'cupy', 'jax' or "
+                   "None, outputs: object | None = None, in_place: dict | None = None, device: object | None = None, "
+                   "output_type: str | None = None, run_options: object | None = None) -> list"),
+           "run(feeds, output_names=None, *, outputs=None, in_place=None, device=None, output_type=None, "
+           "run_options=None), feeds {name: DLPack producer}, returns ortdlpack.Tensors; or onnxruntime's "
+           "run(output_names, input_feed, run_options=None), returns outputs like the feeds. outputs: {name: "
+           "preallocated destination} written in place. in_place: {output: input}, the output written into that "
+           "feed. device: where other outputs go. output_type: 'ortdlpack', 'torch', 'numpy', 'cupy', 'jax' or "
            "'like_feeds'.")
-      .def("bind", &bind_session_run, nb::arg("feeds"), nb::arg("output_names") = nb::none(), nb::kw_only(),
-           nb::arg("outputs") = nb::none(), nb::arg("device") = nb::none(), nb::arg("output_type") = nb::none(),
+      .def("bind", &bind_session, nb::arg("feeds"), nb::arg("output_names") = nb::none(), nb::kw_only(),
+           nb::arg("outputs") = nb::none(), nb::arg("in_place") = nb::none(), nb::arg("device") = nb::none(),
+           nb::arg("output_type") = nb::none(),
            nb::sig("def bind(self, feeds: object, output_names: object | None = None, *, outputs: object | None = "
-                   "None, device: object | None = None, output_type: str | None = None) -> Binding"),
-           "Plans and binds a run once: the Binding's run() reruns it on the same tensors (contents may change, "
-           "shapes may not), into the same outputs.");
+                   "None, in_place: dict | None = None, device: object | None = None, output_type: str | None = "
+                   "None) -> Binding"),
+           "Plans and binds a run once: the Binding's run() reruns it on the same tensors (contents may change; "
+           "run(feeds=...) rebinds the inputs it names), into the same outputs.");
 }
 
 }  // namespace ortdlpack::py

@@ -9,7 +9,9 @@
 
 #include <nanobind/stl/string.h>
 
-#include "binding.h"
+#include "devices.h"
+#include "onnxruntime_objects.h"
+#include "session_providers.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -99,7 +101,10 @@ std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_opt
 // The OrtSessionOptions behind an onnxruntime.SessionOptions, for the core to copy (SessionConfig::base).
 const OrtSessionOptions* to_base(nb::handle sess_options) {
   if (sess_options.is_none()) return nullptr;
-  check_onnxruntime_options_type(sess_options, "SessionOptions", "sess_options");
+  if (!is_session_options(sess_options)) {
+    throw nb::type_error(
+        ("sess_options must be an onnxruntime.SessionOptions or None, not " + type_name(sess_options.ptr())).c_str());
+  }
   if (nb::cast<bool>(sess_options.attr("has_providers")())) {
     // ORT cannot list them: the session's providers, and the memory it may write outputs to, would be unknown.
     throw nb::value_error(
@@ -143,8 +148,12 @@ nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, 
       if (!options.is_none() && !PyDict_Check(options.ptr())) return unchanged;
       Provider provider{nb::cast<std::string>(name), {}};
       if (!options.is_none()) {
-        for (auto [k, v] : nb::borrow<nb::dict>(options))
-          provider.options.emplace_back(nb::str(k).c_str(), nb::str(v).c_str());
+        try {
+          provider.options = option_pairs(options, "the options of provider " + provider.name);
+        } catch (const nb::builtin_exception&) {  // (TypeError) a value ortdlpack's rule does not take: onnxruntime's
+                                                  // to judge
+          return unchanged;
+        }
       }
       wanted.push_back(std::move(provider));
     }

@@ -8,7 +8,8 @@
 #include <nanobind/stl/optional.h>
 #include <nanobind/stl/string.h>
 
-#include "binding.h"
+#include "devices.h"
+#include "registrations.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -29,7 +30,7 @@ nb::object memory_config(const OrtEpDevice* device, OrtDeviceMemoryType type, co
 
 }  // namespace
 
-void bind_config(nb::module_& m) {
+void define_config(nb::module_& m) {
   m.def(
       "_ep_device_config",
       [](nb::handle ep_device) {

@@ -3,7 +3,12 @@
 // calls the core on tensors: copy= as a CopyMode, copies and stream orders with the GIL released.
 #include <string>
 
-#include "binding.h"
+#include "devices.h"
+#include "numpy_arrays.h"
+#include "ortvalues.h"
+#include "output_frameworks.h"
+#include "registrations.h"
+#include "tensors.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -107,7 +112,7 @@ nb::object shape_tuple(const Tensor& t) {
   return tuple;
 }
 
-void bind_tensor(nb::module_& m) {
+void define_tensor(nb::module_& m) {
   auto cls = nb::class_<PyTensor>(
       m, "Tensor", "An ONNX Runtime tensor (a shared OrtValue) that speaks DLPack. Made by from_dlpack().");
   g_tensor_type = reinterpret_cast<PyTypeObject*>(cls.ptr());
@@ -128,7 +133,7 @@ void bind_tensor(nb::module_& m) {
   nb::object dlpack_device = nb::steal(PyDescr_NewMethod(g_tensor_type, &device_def));
   if (!dlpack_device.is_valid()) throw nb::python_error();
   nb::setattr(cls, "__dlpack_device__", dlpack_device);
-  bind_numpy(cls);
+  define_numpy(cls);
   cls.def(
          "to",
          [](nb::handle self, nb::handle device) -> nb::object {
@@ -158,10 +163,11 @@ void bind_tensor(nb::module_& m) {
       .def(
           "as_framework",
           [](nb::handle self, nb::handle output_type) -> nb::object {
-            const OutputType type = to_output_type(output_type, "output_type");
-            if (type == OutputType::kLikeFeeds)
+            const Framework type = to_output_type(output_type, "output_type");
+            if (type == Framework::kLikeFeeds)
               throw nb::value_error("as_framework: 'like_feeds' names no framework here");
-            return type == OutputType::kTensor ? nb::borrow(self) : to_framework(tensor_of(self).tensor, type);
+            return type == Framework::kOrtdlpack ? nb::borrow(self)
+                                                 : to_framework(tensor_of(self).tensor, OutputFramework{type, nullptr});
           },
           nb::arg("output_type"), nb::sig("def as_framework(self, output_type: str) -> object"),
           "This tensor as a 'torch', 'numpy', 'cupy' or 'jax' array over the same memory, made as run()'s "
@@ -174,7 +180,7 @@ void bind_tensor(nb::module_& m) {
           nb::sig("def ortvalue(self) -> onnxruntime.OrtValue"),
           "An onnxruntime.OrtValue sharing this tensor's memory (and keeping it alive). CPU, CUDA and ROCm memory.")
       .def("__repr__", [](nb::handle self) { return repr(tensor_of(self).tensor); });
-  bind_exchange_api(cls);
+  define_exchange_api(cls);
 }
 
 }  // namespace ortdlpack::py

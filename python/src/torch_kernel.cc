@@ -15,35 +15,40 @@
 #include <string>
 #include <vector>
 
-#include "binding.h"
+#include "compiled_sessions.h"
+#include "errors.h"
+#include "output_frameworks.h"
+#include "registrations.h"
+#include "tensors.h"
 
 namespace ortdlpack::py {
 namespace {
 
 // The first `n` items of `items` (a list or a tuple, read through the limited API the abi3 wheel is built against) as
-// the session's feeds, in the model's order.
+// the session's feeds, the model's inputs in order (check_positional: the core's one rule for compiled calls).
 Feeds feeds_of(const Session& session, nb::handle items, size_t n) {
-  const std::vector<IoInfo>& declared = session.inputs();
-  if (n != declared.size()) {
-    throw nb::value_error(
-        ("ortdlpack::run: " + std::to_string(n) + " inputs for a model of " + std::to_string(declared.size())).c_str());
-  }
+  const std::vector<IoInfo>& inputs = session.inputs();
+  check_positional(inputs, n);
   const bool list = PyList_Check(items.ptr());
   Feeds feeds;
   feeds.reserve(n);
   for (size_t i = 0; i < n; ++i) {
     const auto at = static_cast<Py_ssize_t>(i);
     PyObject* item = list ? PyList_GetItem(items.ptr(), at) : PyTuple_GetItem(items.ptr(), at);  // (borrowed)
-    feeds.emplace_back(declared[i].name, import_any(item, nb::none(), nb::none(), "the tensor"));
+    feeds.emplace_back(inputs[i].name, import_any(item, nb::none(), nb::none(), "the tensor"));
   }
   return feeds;
 }
 
-// Runs without the GIL: ORT's threads may wait for others that need it.
-std::vector<Tensor> run(Session& session, const Feeds& feeds, RunOptions& options) {
-  options.output_target = Target::on(feeds.empty() ? DLDevice{kDLCPU, 0} : feeds[0].second.device());
-  nb::gil_scoped_release release;
-  return session.run(feeds, {}, options);
+// Runs without the GIL (ORT's threads may wait for others that need it), the outputs on the first input's device
+// (compiled_outputs_target: what the operator's fake implementation told the tracer).
+std::vector<Tensor> run(Session& session, RunRequest& request) {
+  request.options.output_target = compiled_outputs_target(request.feeds);
+  request.reader = Reader{Framework::kTorch, false};
+  return onnxruntime_errors([&] {
+    nb::gil_scoped_release release;
+    return ortdlpack::run(session, request, nullptr).outputs;
+  });
 }
 
 nb::object torch_run(uint64_t id, nb::handle inputs) {
@@ -51,9 +56,9 @@ nb::object torch_run(uint64_t id, nb::handle inputs) {
   if (!PyList_Check(inputs.ptr())) {
     throw nb::type_error(("ortdlpack::run: inputs must be a list of tensors, not " + type_name(inputs.ptr())).c_str());
   }
-  const Feeds feeds = feeds_of(entry->session, inputs, static_cast<size_t>(PyList_Size(inputs.ptr())));
-  RunOptions options;
-  return to_frameworks(run(entry->session, feeds, options), OutputType::kTorch);
+  RunRequest request;
+  request.feeds = feeds_of(entry->session, inputs, static_cast<size_t>(PyList_Size(inputs.ptr())));
+  return to_frameworks(run(entry->session, request), OutputFramework{Framework::kTorch, nullptr});
 }
 
 void torch_run_into(nb::args args, nb::handle out) {
@@ -73,16 +78,17 @@ void torch_run_into(nb::args args, nb::handle out) {
         ("ortdlpack::run: _torch_run_into writes one output; the model has " + std::to_string(session.outputs().size()))
             .c_str());
   }
-  const Feeds feeds = feeds_of(session, args, n - 1);
-  RunOptions options;
+  RunRequest request;
+  request.feeds = feeds_of(session, args, n - 1);
   // Never a copy: ORT would write into the copy.
-  options.destinations.emplace_back(session.outputs()[0].name, import_any(out, nb::none(), nb::bool_(false), "out"));
-  order_for_torch(run(session, feeds, options)[0]);  // (the destination itself)
+  request.options.destinations.emplace_back(session.outputs()[0].name,
+                                            import_any(out, nb::none(), nb::bool_(false), "out"));
+  order_for_torch(run(session, request)[0]);  // (the destination itself)
 }
 
 }  // namespace
 
-void bind_torch_kernel(nb::module_& m) {
+void define_torch_kernel(nb::module_& m) {
   m.def("_torch_run", &torch_run, nb::arg("session"), nb::arg("inputs"),
         nb::sig("def _torch_run(session: int, inputs: list) -> list"),
         "The kernel of the torch operator ortdlpack::run: runs compiled session `session` on `inputs` (torch "

@@ -13,7 +13,10 @@
 #include <string>
 #include <vector>
 
-#include "binding.h"
+#include "compiled_sessions.h"
+#include "errors.h"
+#include "registrations.h"
+#include "tensors.h"
 
 namespace ffi = xla::ffi;
 
@@ -60,11 +63,10 @@ ffi::Error run(uint64_t id, ffi::RemainingArgs args, ffi::RemainingRets rets, DL
   try {
     const std::shared_ptr<const CompiledSession> entry = compiled_session(id);
     Session& session = entry->session;
-    if (args.size() != session.inputs().size() || rets.size() != session.outputs().size()) {
-      throw Error(ErrorKind::kInvalidArgument, "jax_function: the call has " + std::to_string(args.size()) +
-                                                   " arguments and " + std::to_string(rets.size()) +
+    check_positional(session.inputs(), args.size());
+    if (rets.size() != session.outputs().size()) {
+      throw Error(ErrorKind::kInvalidArgument, "jax_function: the call has " + std::to_string(rets.size()) +
                                                    " results for a model of " +
-                                                   std::to_string(session.inputs().size()) + " inputs and " +
                                                    std::to_string(session.outputs().size()) + " outputs");
     }
     std::vector<BufferView> views(args.size() + rets.size());  // outlive the Tensors below
@@ -111,7 +113,7 @@ XLA_FFI_DEFINE_HANDLER_SYMBOL(ortdlpack_run_cuda, run_on_cuda,
 
 }  // namespace
 
-void bind_xla_ffi(nb::module_& m) {
+void define_xla_ffi(nb::module_& m) {
   m.def(
       "_xla_ffi_handlers",
       [] {

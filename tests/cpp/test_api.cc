@@ -58,7 +58,7 @@ TEST(Api, CheckTurnsStatusesIntoErrors) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.ort_code(), ORT_NO_SUCHFILE);
-    EXPECT_EQ(std::string(e.what()), "loading: ONNX Runtime: gone");
+    EXPECT_EQ(std::string(e.what()), "loading: gone");
   }
   EXPECT_EQ(Error(ErrorKind::kRuntime, "ortdlpack's own").ort_code(), ORT_OK);
 }

@@ -1,9 +1,6 @@
-// The binding's adapters to onnxruntime's Python API (python/src/onnxruntime_devices.h, onnxruntime_sessions.h): its
-// device names, the tensors its OrtValue reads, and when a run can use its plain InferenceSession.run. Plain C++:
-// this test compiles them in.
+// The extension's adapter to onnxruntime's Python devices (python/src/onnxruntime_devices.h): its device names, the
+// tensors its OrtValue reads, its EP devices. Plain C++: this test compiles it in.
 #include "onnxruntime_devices.h"
-#include "onnxruntime_sessions.h"
-#include "run_plan.h"
 
 #include <gtest/gtest.h>
 
@@ -66,23 +63,6 @@ TEST(OnnxruntimeAdapters, PlainTensorsAreWhatALegacyOnlyConsumerReads) {
   EXPECT_FALSE(is_plain(t));
   p->versioned.dl_tensor.ndim = -1;  // malformed: not plain, and no exception
   EXPECT_FALSE(is_plain(t));
-}
-
-TEST_F(OnnxruntimeAdaptersTest, OnlyAPlanWithValuesRunsOnOnnxruntimesRun) {
-  const SessionInfo info(add_.get());
-  EXPECT_TRUE(host_outputs(info));  // so numpy arrays may go to onnxruntime's run as they are
-  Tensor x = host_iota(8);
-  RunPlan plan = plan_run(info, {{"X", x}}, {}, {});  // the plan outlives the Feeds it was made from: it shares x
-  EXPECT_FALSE(plan.needs_values());                  // tensors, on the host too: the core's executor
-  EXPECT_EQ(plan.inputs[0].bound().ort_value(), x.ort_value());   // bound where it is
-  EXPECT_TRUE(plan_run(info, {}, {}, {}, {"X"}).needs_values());  // a value feed needs onnxruntime's run
-}
-
-TEST_F(OnnxruntimeAdaptersTest, NumpyHasTheCommonTypes) {
-  EXPECT_TRUE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_FLOAT16));
-  EXPECT_TRUE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_BOOL));
-  EXPECT_FALSE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_BFLOAT16));
-  EXPECT_FALSE(numpy_has(ONNX_TENSOR_ELEMENT_DATA_TYPE_STRING));
 }
 
 }  // namespace

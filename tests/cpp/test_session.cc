@@ -278,17 +278,18 @@ TEST_F(SessionTest, ValidationErrorsNameTheInputOrOutput) {
   ortdlpack::Session s(add_.get());
   Tensor x = Import(x_, {1, 100});
   Tensor y = Import(y_, {1, 100});
-  ExpectInvalid([&] { s.run({{"x", x}, {"w", y}}); }, {"Invalid input name: w", "'x', 'y'"});
-  ExpectInvalid([&] { s.run({{"x", x}}); },
-                {"Required inputs (['y']) are missing from input feed (['x'])", "missing input 'y' (float32[1,100])"});
+  // onnxruntime's words for what its run checks (its Python's and ORT's), ortdlpack's for the rest.
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}, {"w", y}}); }, {"Invalid input name: w"});
+  ExpectInvalid([&] { s.run({{"x", x}}); }, {"Required inputs (['y']) are missing from input feed (['x'])."});
   ExpectInvalid([&] { s.run({{"x", x}, {"x", x}, {"y", y}}); }, {"'x' is fed twice"});
   ExpectInvalid([&] { s.run({{"x", x}, {"y", Tensor()}}); }, {"'y' is an empty Tensor"});
   double d[100] = {};
   ExpectInvalid([&] { s.run({{"x", x}, {"y", Import(d, {1, 100}, {kDLFloat, 64, 1})}}); },
-                {"input 'y'", "element type", "float32[1,100]", "float64[1,100]"});
-  ExpectInvalid([&] { s.run({{"x", Import(x_, {100})}, {"y", y}}); }, {"input 'x'", "rank", "float32[100]"});
-  ExpectInvalid([&] { s.run({{"x", Import(x_, {1, 99})}, {"y", y}}); }, {"input 'x'", "dimension 1", "float32[1,99]"});
-  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {"q"}); }, {"Invalid output name:q", "'z'"});
+                {"Unexpected input data type. Actual: (tensor(double)) , expected: (tensor(float))"});
+  ExpectInvalid([&] { s.run({{"x", Import(x_, {100})}, {"y", y}}); }, {"Invalid rank for input: x Got: 1 Expected: 2"});
+  ExpectInvalid([&] { s.run({{"x", Import(x_, {1, 99})}, {"y", y}}); },
+                {"Got invalid dimensions for input: x", "index: 1 Got: 99 Expected: 100"});
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {"q"}); }, {"Invalid output name:q"});
   {
     // An output named twice is returned twice, as onnxruntime's run returns it: the same tensor, bound once.
     const std::vector<Tensor> twice = s.run({{"x", x}, {"y", y}}, {"z", "z"});
@@ -303,7 +304,7 @@ TEST_F(SessionTest, ValidationErrorsNameTheInputOrOutput) {
   ortdlpack::RunOptions options;
   options.destinations = {{"z", Import(buf, {2, 100})}};
   ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); },
-                {"destination 'z'", "dimension 0", "float32[2,100]"});
+                {"destination 'z'", "dimension 0", "float32[2,100]"});  // (ortdlpack's own check)
   options.destinations = {{"z", Import(buf, {1, 100}, {kDLInt, 32, 1})}};
   ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, options); }, {"destination 'z'", "element type", "int32"});
   options.destinations = {{"z", Import(buf, {1, 100}, {kDLFloat, 32, 1}, DLPACK_FLAG_BITMASK_READ_ONLY)}};
@@ -335,7 +336,7 @@ TEST_F(SessionTest, ADestinationOfAnotherSizeThanTheOutputIsOrtsToRefuse) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_NE(e.ort_code(), ORT_OK) << e.what();
-    EXPECT_EQ(std::string(e.what()).rfind("run: the session failed: ONNX Runtime: ", 0), 0u) << e.what();
+    EXPECT_NE(std::string(e.what()).find("{3,3}"), std::string::npos) << e.what();  // ORT's words, as they are
   }
   for (float f : buf) ASSERT_EQ(f, -1.0f);
 }
@@ -352,7 +353,8 @@ TEST_F(SessionTest, AFailedRunIsARuntimeErrorWithOrtsMessage) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kRuntime) << e.what();
-    EXPECT_EQ(std::string(e.what()).rfind("run: the session failed: ONNX Runtime: ", 0), 0u) << e.what();
+    // ORT's code and its message as they are, which a front end words as ORT's own binding does.
+    EXPECT_EQ(std::string(e.what()).rfind("Non-zero status code returned while running Add node", 0), 0u) << e.what();
   }
 }
 
@@ -428,7 +430,7 @@ TEST(SessionConfigTest, EverySettingReachesOrt) {
   EXPECT_EQ(s.inputs()[0].shape, (std::vector<int64_t>{3}));
   float x[3] = {1, 2, 3};
   EXPECT_EQ(static_cast<const float*>(s.run({{"x", Import(x, {3})}})[0].data())[2], 3.0f);
-  ExpectInvalid([&] { s.run({{"x", Import(x, {2})}}); }, {"dimension 0 mismatch"});
+  ExpectInvalid([&] { s.run({{"x", Import(x, {2})}}); }, {"Got invalid dimensions for input: x"});
   EXPECT_EQ(s.end_profiling(), "");  // not enabled: no profile
 }
 
@@ -617,6 +619,81 @@ TEST_F(SessionTest, BindingRerunsOnTheSameTensorsIntoTheSameOutputs) {
   ExpectInvalid([&] { b.run(); }, {"the Binding is empty"});
 }
 
+// A graph output that is a graph input: ORT hands back the feed and writes no destination given for it. The executor
+// writes the feed's values there, and a Binding's passed-through output follows its feed from run to run.
+TEST_F(SessionTest, APassedThroughOutputIsWrittenIntoItsDestinationAndFollowsItsFeed) {
+  ModelBuilder b;
+  b.Node("Add", {"x", "x"}, {"y"});
+  SessionPtr through(
+      b.Build({b.Value("x", kF32, {1, 100})}, {b.Value("x", kF32, {1, 100}), b.Value("y", kF32, {1, 100})}));
+  ortdlpack::Session s(through.get());
+  std::vector<float> dst(100, -1.0f);
+  ortdlpack::RunOptions options;
+  options.destinations = {{"x", Import(dst.data(), {1, 100})}};
+  const std::vector<Tensor> out = s.run({{"x", Import(x_, {1, 100})}}, {"x", "y"}, options);
+  EXPECT_EQ(out[0].data(), static_cast<void*>(dst.data()));
+  EXPECT_EQ(dst[7], x_[7]);
+  ortdlpack::Binding bound = s.bind({{"x", Import(x_, {1, 100})}}, {"x", "y"});
+  EXPECT_EQ(static_cast<const float*>(bound.run()[0].data())[7], x_[7]);
+  x_[7] = 123.0f;
+  const std::vector<Tensor>& again = bound.run();
+  EXPECT_EQ(static_cast<const float*>(again[0].data())[7], 123.0f);  // the feed's value of this run
+  EXPECT_NE(again[0].data(), static_cast<void*>(x_));                // a copy, never the feed itself
+  EXPECT_EQ(static_cast<const float*>(again[1].data())[7], 246.0f);
+}
+
+// An output written in place of its feed (RunOptions::in_place): accepted for exactly the feed's memory, declared;
+// every other overlap is refused as before.
+TEST_F(SessionTest, InPlaceIsTheFeedItselfDeclared) {
+  ModelBuilder b;
+  b.Node("Add", {"x", "y"}, {"z"});
+  SessionPtr add(b.Build({b.Value("x", kF32, {1, 100}), b.Value("y", kF32, {1, 100})}, {b.Value("z", kF32, {1, 100})}));
+  ortdlpack::Session s(add.get());
+  const Tensor x = Import(x_, {1, 100});
+  const Tensor y = Import(y_, {1, 100});
+  ortdlpack::RunOptions overlapping;
+  overlapping.destinations = {{"z", Import(x_, {1, 100})}};
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, overlapping); }, {"overlaps input 'x'", "in_place"});
+  ortdlpack::RunOptions in_place;
+  in_place.in_place = {{"z", "x"}};
+  const float want = x_[5] + y_[5];
+  const std::vector<Tensor> z = s.run({{"x", x}, {"y", y}}, {}, in_place);
+  EXPECT_EQ(z[0].data(), static_cast<void*>(x_));  // the feed itself, written
+  EXPECT_EQ(x_[5], want);
+  in_place.destinations = {{"z", Import(x_, {1, 100})}};  // the same memory exactly: accepted
+  EXPECT_EQ(s.run({{"x", x}, {"y", y}}, {}, in_place)[0].data(), static_cast<void*>(x_));
+  in_place.destinations = {{"z", Import(y_, {1, 100})}};  // another tensor: refused
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, in_place); }, {"is not the tensor fed as input 'x'"});
+  in_place.destinations.clear();
+  in_place.in_place = {{"z", "w"}};
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, in_place); }, {"input 'w', which is not fed a tensor"});
+  in_place.in_place = {{"q", "x"}};
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", y}}, {}, in_place); }, {"unknown output 'q'"});
+  in_place.in_place = {{"z", "x"}};
+  const Tensor read_only = Import(x_, {1, 100}, {kDLFloat, 32, 1}, DLPACK_FLAG_BITMASK_READ_ONLY);
+  ExpectInvalid([&] { s.run({{"x", read_only}, {"y", y}}, {}, in_place); }, {"is read-only"});
+  ExpectInvalid([&] { s.run({{"x", x}, {"y", x}}, {}, in_place); }, {"overlaps input 'y'"});  // fed twice: read
+}
+
+// Binding::run(changed): the named inputs rebound (a new shape allowed: the outputs ORT allocated are allocated
+// again), the others stay where they are.
+TEST_F(SessionTest, ABindingRebindsWhatChanges) {
+  ortdlpack::Session s(mm_.get());
+  std::vector<float> a(8, 1.0f), c(12, 2.0f);
+  ortdlpack::Binding bound = s.bind({{"x", Import(a.data(), {2, 4})}});
+  const void* first = bound.run()[0].data();
+  std::vector<float> a2(8, 3.0f);
+  const std::vector<Tensor>& same_shape = bound.run({{"x", Import(a2.data(), {2, 4})}});
+  EXPECT_EQ(same_shape[0].data(), first);  // the output stays where it is
+  EXPECT_EQ(static_cast<const float*>(same_shape[1].data())[0], 6.0f);
+  const std::vector<Tensor>& reshaped = bound.run({{"x", Import(c.data(), {3, 4})}});
+  EXPECT_EQ(reshaped[0].shape(), (std::vector<int64_t>{3, 3}));
+  EXPECT_EQ(static_cast<const float*>(reshaped[1].data())[11], 4.0f);
+  EXPECT_EQ(bound.run()[0].shape(), (std::vector<int64_t>{3, 3}));  // bound from now on
+  ExpectInvalid([&] { bound.run({{"w", Import(a.data(), {2, 4})}}); }, {"input 'w' is not bound"});
+  EXPECT_EQ(bound.run()[1].shape(), (std::vector<int64_t>{3, 4}));  // a failed rebind left it as it was
+}
+
 TEST_F(SessionTest, BindingWritesIntoDestinationsAndChecksLikeRun) {
   ortdlpack::Session s(mm_.get());
   std::vector<float> x(8, 1.0f), sbuf(8, 0.0f);
@@ -631,7 +708,8 @@ TEST_F(SessionTest, BindingWritesIntoDestinationsAndChecksLikeRun) {
     EXPECT_EQ(out[1].shape(), (std::vector<int64_t>{2, 3}));
   }
   // bind() plans like run(): the same errors, before anything is bound.
-  ExpectInvalid([&] { s.bind({{"w", Import(x.data(), {2, 4})}}); }, {"Invalid input name: w"});
+  ExpectInvalid([&] { s.bind({{"x", Import(x.data(), {2, 4})}, {"w", Import(x.data(), {2, 4})}}); },
+                {"Invalid input name: w"});
   ExpectInvalid([&] { s.bind({{"x", Import(x.data(), {2, 4})}}, {"q"}); }, {"Invalid output name:q"});
 }
 
@@ -647,7 +725,7 @@ TEST_F(SessionTest, BindingRunOptionsPerRun) {
     ADD_FAILURE() << "no error";
   } catch (const Error& e) {
     EXPECT_EQ(e.kind(), ErrorKind::kRuntime) << e.what();
-    EXPECT_NE(std::string(e.what()).find("run: the session failed"), std::string::npos) << e.what();
+    EXPECT_NE(std::string(e.what()).find("Exiting due to terminate flag"), std::string::npos) << e.what();
   }
   EXPECT_TRUE(b.outputs().empty()) << "a failed first run allocated nothing";
   EXPECT_EQ(static_cast<const float*>(b.run()[0].data())[1], x_[1] + y_[1]);  // the binding is still usable

@@ -17,6 +17,7 @@ from __future__ import annotations
 import json
 import os
 import pathlib
+import re
 import threading
 
 import numpy as np
@@ -403,25 +404,24 @@ def test_errors_are_onnxruntime_s_classes(mul):
     from onnxruntime.capi import onnxruntime_pybind11_state as C
 
     torch = pytest.importorskip("torch")
-    for feed in (X.astype(np.float64), torch.from_numpy(X.astype(np.float64))):  # onnxruntime's check, ortdlpack's
-        with pytest.raises(C.InvalidArgument) as info:
+    for feed in (X.astype(np.float64), torch.from_numpy(X.astype(np.float64))):  # ORT's check, on either route
+        with pytest.raises(C.InvalidArgument, match="Unexpected input data type") as info:
             mul.run(None, {"X": feed})
-        assert isinstance(info.value, ValueError)  # ortdlpack's convention too
-    with pytest.raises(ortdlpack.errors.InvalidArgument, match="Invalid input name: Q"):
+        assert type(info.value) is C.InvalidArgument  # onnxruntime's class, nothing more
+    with pytest.raises(C.InvalidArgument, match="Invalid input name: Q$"):
         mul.run(None, {"X": torch.from_numpy(X.copy()), "Q": X})
     ro = ort.RunOptions()
     ro.terminate = True
     for feed in (torch.from_numpy(X.copy()), X):  # the core's executor, onnxruntime's run
         with pytest.raises(C.Fail) as info:
             mul.run(None, {"X": feed}, ro)
-        assert isinstance(info.value, RuntimeError) and isinstance(info.value, ortdlpack.errors.Fail)
-    assert isinstance(info.value.__cause__, C.Fail)  # onnxruntime's own exception (its run's), kept as the cause
+        assert type(info.value) is C.Fail and not isinstance(info.value, RuntimeError)
 
 
 def test_run_argument_errors(mul):
     with pytest.raises(TypeError, match="input_feed"):
         mul.run({"X": X})  # ortdlpack.Session's order is not onnxruntime's: refused as onnxruntime refuses it
-    with pytest.raises(TypeError, match="run_options"):
+    with pytest.raises(TypeError, match="incompatible function arguments"):  # onnxruntime's own
         mul.run(None, {"X": X}, run_options="fast")
     with pytest.raises(ValueError, match="output_type"):
         mul.run(None, {"X": X}, output_type="pandas")
@@ -432,7 +432,7 @@ def test_run_argument_errors(mul):
 
 
 def test_bind_argument_errors(mul):
-    with pytest.raises(ValueError, match="Invalid input name: Q"):
+    with pytest.raises(ValueError, match=r"Required inputs \(\['X'\]\) are missing"):
         mul.bind({"Q": X})
     with pytest.raises(TypeError):
         mul.bind([X])
@@ -470,16 +470,24 @@ def test_data_ptr_is_an_int_and_a_method():
         t.data_ptr(1)
 
 
-def test_a_c_session_whose_ort_session_is_not_recognised_is_a_clear_error(models):
+def test_a_c_session_whose_ort_session_is_not_recognised_still_runs_host_feeds(models):
     # ortdlpack runs an InferenceSession on its own OrtSession, taken from onnxruntime's SessionIOBinding and accepted
-    # only if it starts with the vtable of ORT's session class. A C session it cannot recognise (as a future
-    # onnxruntime's layout would be) is a BufferError naming the version, before anything reads it as a session.
-    class Unrecognised:  # has what the binding reads of a C session before it looks for the OrtSession
+    # only if it starts with the vtable of ORT's session class. Where it cannot reach it (as with a future
+    # onnxruntime's layout), host feeds run through onnxruntime's own run (a RuntimeWarning says so, once); what needs
+    # the OrtSession is a BufferError naming the version (test_never_wrong.py tries each way the borrow fails).
+    class Unrecognised:  # everything of a C session but a conduit to its OrtSession
         def __init__(self, real):
-            self.run = real.run
+            self._real = real
+
+        def __getattr__(self, name):
+            if name == "_pybind11_conduit_v1_":
+                raise AttributeError(name)
+            return getattr(self._real, name)
 
     s = ortdlpack.InferenceSession(models["mul_1"], providers=["CPUExecutionProvider"])
     s._sess = Unrecognised(s._sess)
-    for run in (lambda: ortdlpack.run(s, {"X": X}), lambda: s.run(None, {"X": X}), lambda: s.bind({"X": X})):
-        with pytest.raises(BufferError, match=f"onnxruntime \\({ort.__version__}\\) does not hand out the ORT session"):
-            run()
+    with pytest.warns(RuntimeWarning, match=f"onnxruntime {re.escape(ort.__version__)}"):
+        (y,) = s.run(None, {"X": X})
+    np.testing.assert_array_equal(y, X * X)
+    with pytest.raises(BufferError, match=f"onnxruntime {re.escape(ort.__version__)}.*InferenceSession"):
+        s.bind({"X": X})

@@ -328,7 +328,7 @@ def test_a_qnn_backend_that_is_not_there_is_onnxruntimes_error():
     ep = HOST_EPS["qnn"]
     if _skip_reason(ep):
         pytest.skip(_skip_reason(ep))
-    with pytest.raises(RuntimeError, match="ONNX Runtime"):
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.Fail, match=r"^\[ONNXRuntimeError\] : 1 : FAIL : "):
         od.Session(addmul_model(), ep="qnn", ep_options={"backend_path": "/nonexistent/libQnnNothing.so"},
                    config={"session.disable_cpu_ep_fallback": "1"})
 

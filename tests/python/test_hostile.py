@@ -85,7 +85,7 @@ def test_a_destination_that_is_a_feed_is_refused_and_nothing_is_written(runner, 
     before = np.array(np.asarray(x))
     with pytest.raises(ValueError, match=r"output destination 't' overlaps input 'x'") as e:
         runner({"x": x}, ["t", "m"], {"t": x})
-    assert isinstance(e.value, ort.capi.onnxruntime_pybind11_state.InvalidArgument)  # onnxruntime's class too
+    assert type(e.value) is ValueError  # ortdlpack's own refusal: its documented class, not onnxruntime's
     np.testing.assert_array_equal(np.asarray(x), before)
 
 
@@ -389,34 +389,8 @@ def test_an_output_named_twice_comes_twice_as_onnxruntime_returns_it():
     assert b.output_names == ["t", "t"]
 
 
-@pytest.mark.parametrize("feeds", [{0: _x()}, {b"x": _x()}, {"x": _x(), 0: _x()}], ids=["int", "bytes", "extra"])
-def test_a_feed_key_that_is_no_str_is_onnxruntime_s_class_and_ortdlpack_s(feeds):
-    with pytest.raises(TypeError) as e:
-        ortdlpack.InferenceSession(TRANSPOSE_MATMUL, providers=["CPUExecutionProvider"]).run(None, feeds)
-    assert isinstance(e.value, ValueError) and isinstance(e.value, errors.FeedKeyError)
-
-
-@pytest.mark.parametrize("feeds", [[_x()], None, "x", (_x(),)], ids=["list", "None", "str", "tuple"])
-def test_feeds_that_are_no_mapping_are_onnxruntime_s_class_and_ortdlpack_s(feeds):
-    for run in (lambda: ortdlpack.InferenceSession(TRANSPOSE_MATMUL, providers=["CPUExecutionProvider"]).run(None, feeds),
-                lambda: ortdlpack.run(ort.InferenceSession(TRANSPOSE_MATMUL, providers=["CPUExecutionProvider"]),
-                                      feeds)):
-        if feeds is None:
-            continue  # (None: ortdlpack.run's own TypeError for no feeds)
-        with pytest.raises(TypeError) as e:
-            run()
-        assert isinstance(e.value, AttributeError)
-    with pytest.raises(AttributeError):
-        ort.InferenceSession(TRANSPOSE_MATMUL, providers=["CPUExecutionProvider"]).run(None, feeds)
-
-
-@pytest.mark.parametrize("names", ["t", 5, [0], {"t": 1}, iter(["t"]), [None]],
-                         ids=["str", "int", "int item", "dict", "iterator", "None item"])
-def test_malformed_output_names_are_type_errors_as_in_onnxruntime(names):
-    for session in (ort.InferenceSession(TRANSPOSE_MATMUL, providers=["CPUExecutionProvider"]),
-                    ortdlpack.InferenceSession(TRANSPOSE_MATMUL, providers=["CPUExecutionProvider"])):
-        with pytest.raises(TypeError):
-            session.run(names, {"x": _x()})
+# Feeds that are no mapping or keyed by something other than str, malformed output names: what onnxruntime's run
+# makes of them, exactly (test_onnxruntime_rules.py compares every such call with onnxruntime's own).
 
 
 def test_output_names_as_bytes_are_taken_as_onnxruntime_takes_them():

@@ -74,13 +74,12 @@ def test_jax_function_errors_in_the_handler_are_xla_s(jx, jmlp, models):
     INVALID_ARGUMENT for the call's, INTERNAL for ORT's failures in the run."""
     jnp = jx.numpy
     call = jx.ffi.ffi_call("ortdlpack_run", [jx.ShapeDtypeStruct((2, 4), jnp.float32)])
-    with pytest.raises(RuntimeError, match="INVALID_ARGUMENT: jax_function: the call has 1 arguments and 1 results "
-                                           "for a model of 2 inputs and 2 outputs"):
+    with pytest.raises(RuntimeError, match="INVALID_ARGUMENT: input 'b' is missing"):
         call(jnp.ones((2, 4), jnp.float32), session=np.uint64(jmlp._compiled.id))
     add = ortdlpack.jax_function(models["add"])
     with pytest.raises(RuntimeError, match="INVALID_ARGUMENT: jax_function: XLA element type 21 is not supported"):
         call(jnp.ones((2, 4), jnp.int4), session=np.uint64(add._compiled.id))  # S4: XLA's one element per byte
-    with pytest.raises(RuntimeError, match="INTERNAL: run: the session failed: .*broadcast"):
+    with pytest.raises(RuntimeError, match="INTERNAL: .*broadcast"):
         ortdlpack.jax_function(models["add_broadcast"])(jnp.ones((2, 4), jnp.float32), jnp.ones((2, 3), jnp.float32))
 
 

@@ -7,6 +7,7 @@ code Inductor generates, and where it is generated without ortdlpack's lowering:
 from __future__ import annotations
 
 import gc
+import re
 import threading
 
 import numpy as np
@@ -53,21 +54,22 @@ def test_torch_module_takes_inputs_in_order_or_by_name(mlp, models):
     np.testing.assert_allclose(y.numpy(), want[0], rtol=1e-6)
 
 
-@pytest.mark.parametrize("args, kwargs, message", [
-    ((), {}, "missing inputs ['x', 'b']"),
-    ((1, 2, 3), {}, "takes 2 inputs"),
-    ((), {"x": 1, "c": 2}, "no input 'c'"),
-    ((1,), {"x": 1, "b": 2}, "input 'x' given twice"),
+@pytest.mark.parametrize("args, kwargs, error, message", [
+    ((), {}, ValueError, "input 'x' is missing"),  # the core's rule of a compiled call's arguments
+    ((1, 2, 3), {}, ValueError, "the model takes 2 inputs ('x', 'b'), got 3"),
+    ((), {"x": 1, "c": 2}, TypeError, "no input 'c'"),
+    ((1,), {"x": 1, "b": 2}, TypeError, "input 'x' given twice"),
 ])
-def test_torch_module_call_errors_name_the_inputs(mlp, args, kwargs, message):
-    with pytest.raises(TypeError, match=message.replace("[", r"\[").replace("]", r"\]")):
+def test_torch_module_call_errors_name_the_inputs(mlp, args, kwargs, error, message):
+    with pytest.raises(error, match=re.escape(message)):
         mlp(*args, **kwargs)
 
 
-def test_torch_module_checks_inputs_against_the_model(mlp):
-    with pytest.raises(ValueError, match=r"input 'x': dimension 1 mismatch: the model expects float32\[N,4\]"):
+def test_torch_module_checks_inputs_as_ort_does(mlp):
+    C = ort.capi.onnxruntime_pybind11_state
+    with pytest.raises(C.InvalidArgument, match=r"Got invalid dimensions for input: x"):
         mlp(torch.zeros(2, 3), torch.zeros(4))
-    with pytest.raises(ValueError, match="input 'b': element type mismatch"):
+    with pytest.raises(C.InvalidArgument, match=r"Unexpected input data type"):
         mlp(torch.zeros(2, 4), torch.zeros(4, dtype=torch.float64))
 
 
@@ -89,7 +91,7 @@ def test_the_operator_s_kernel_errors_are_ortdlpack_s(models):
     """The kernel is C++ registered as the operator's Python kernel: its errors reach the caller as ortdlpack's
     exceptions, whether the operator is called eagerly or from compiled code."""
     module = ortdlpack.torch_module(models["add"])
-    with pytest.raises(ValueError, match="ortdlpack::run: 2 inputs for a model of 1"):
+    with pytest.raises(ValueError, match=re.escape("the model takes 1 inputs ('x'), got 2")):
         torch.ops.ortdlpack.run(module._session_id, [torch.zeros(1, 4), torch.zeros(1, 4)])
     with pytest.raises(TypeError, match="inputs must be a list of tensors"):
         ortdlpack._ortdlpack._torch_run(module._session_id, (torch.zeros(1, 4),))
@@ -119,7 +121,7 @@ def test_the_into_kernel_s_errors(models):
         ((x, "1"), out, TypeError, "last positional argument is the session's id \\(an int\\), not str"),
         ((x, 10**9), out, ValueError, "compiled session 1000000000 is not registered"),
         ((x, torch.randn(4), mlp._session_id), torch.empty(2, 3), ValueError, "writes one output; the model has 2"),
-        ((x, x, add._session_id), out, ValueError, "2 inputs for a model of 1"),
+        ((x, x, add._session_id), out, ValueError, re.escape("the model takes 1 inputs ('x'), got 2")),
         ((x, add._session_id), torch.empty(2, 4, dtype=torch.float64), ValueError, "element type mismatch"),
         ((x, add._session_id), torch.empty(2, 5), ValueError, "dimension 1 mismatch"),
         ((x, add._session_id), torch.empty(4, 2).t(), ortdlpack.CopyRequiredError, "copying was not allowed"),
