@@ -104,7 +104,8 @@ bool holds(Framework framework, const OrtMemoryInfo* memory, ONNXTensorElementDa
   if (r->devices.size() == 0) return true;
   int device_type = -1;
   try {
-    device_type = to_dlpack_device(memory).device_type;
+    // (CPU memory as ortdlpack names it, the common case, without asking ORT)
+    device_type = memory == memory_info(DLDevice{kDLCPU, 0}) ? kDLCPU : to_dlpack_device(memory).device_type;
   } catch (const Error&) {  // memory no DLPack device maps: no framework but ortdlpack's Tensor holds it
     return false;
   }

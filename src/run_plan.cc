@@ -321,9 +321,11 @@ void plan_allocation(const SessionInfo& info, const RunOptions& options, const R
   if (!plan.inputs.empty() && !plan.inputs.front().feed.host_accessible()) {
     fallback = plan.inputs.front().feed.memory_info();
   }
+  plan.plain = true;
   for (RunPlan::Output& out : plan.outputs) {
     const IoInfo& io = *out.io;
     if (out.destination) continue;
+    plan.plain = plan.plain && io.has_dlpack_form();
     if (requested != nullptr && !info.allocates(io, requested)) {
       invalid("output '" + io.name + "' cannot be placed in " + describe_memory(requested) +
               ": the session produces it in " + produced_in(io) + " and has no execution provider on that device");
@@ -342,6 +344,9 @@ void plan_allocation(const SessionInfo& info, const RunOptions& options, const R
                                                ": name a device it holds (device=) or output_type='ortdlpack'");
     }
     out.memory = fallback;
+  }
+  for (const RunPlan::Output& out : plan.outputs) {
+    if (!out.destination) plan.plain = plan.plain && (out.memory == host || detail::is_cpu_memory(out.memory));
   }
 }
 

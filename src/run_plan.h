@@ -65,6 +65,9 @@ struct RunPlan {
   std::vector<size_t> returned;
   // The inputs fed with values (plan_run's `values`), which a front end's runtime hands to ORT its own way.
   std::vector<const IoInfo*> values;
+  // Whether every output ORT allocates goes to CPU memory, where ORT's plain Run (no IoBinding) returns outputs: the
+  // executor then runs it so.
+  bool plain = false;
 
   // Whether the run involves a value (a value feed, or a requested output without a DLPack form): such a run cannot
   // be bound from Tensors alone.

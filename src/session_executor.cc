@@ -46,9 +46,30 @@ struct TensorOfRun {
 };
 }  // namespace detail
 
-std::vector<Tensor> collect(const RunPlan& plan, OrtIoBinding* binding, bool any_allocated,
+std::vector<Tensor> collect(const RunPlan& plan, std::vector<Owned<OrtValue>>& produced,
                             const std::shared_ptr<const void>& keeper) {
   std::vector<Tensor> result(plan.outputs.size());
+  for (size_t k = 0; k < plan.outputs.size(); ++k) {
+    const RunPlan::Output& out = plan.outputs[k];
+    if (out.destination) {
+      result[k] = out.destination;
+      continue;
+    }
+    int is_tensor = 0;
+    check(ort().IsTensor(produced[k].get(), &is_tensor));
+    if (!is_tensor) {  // a sparse initializer returned as an output declared dense
+      throw Error(ErrorKind::kUnsupported, "run: output '" + out.io->name + "' is declared " + out.io->onnx_type +
+                                               ", but ORT produced a value that is no dense tensor (a sparse "
+                                               "initializer), which has no DLPack form");
+    }
+    result[k] = detail::TensorOfRun::make(produced[k].release(), keeper);
+  }
+  return result;
+}
+
+std::vector<Tensor> collect(const RunPlan& plan, OrtIoBinding* binding, bool any_allocated,
+                            const std::shared_ptr<const void>& keeper) {
+  std::vector<Owned<OrtValue>> produced;
   if (any_allocated) {
     const OrtApi& api = ort();
     OrtAllocator* allocator = detail::default_allocator();
@@ -56,31 +77,17 @@ std::vector<Tensor> collect(const RunPlan& plan, OrtIoBinding* binding, bool any
     size_t count = 0;
     check(api.GetBoundOutputValues(binding, allocator, &values, &count));
     // Own every value first, so none leaks whatever fails below.
-    std::vector<Owned<OrtValue>> owned;
-    owned.reserve(count);
-    for (size_t k = 0; k < count; ++k) owned.emplace_back(values[k]);
+    produced.reserve(count);
+    for (size_t k = 0; k < count; ++k) produced.emplace_back(values[k]);
     check(api.AllocatorFree(allocator, values));
     if (count != plan.outputs.size()) {
       throw Error(ErrorKind::kRuntime, "run: ORT returned " + std::to_string(count) + " outputs for " +
                                            std::to_string(plan.outputs.size()) + " bound");
     }
-    for (size_t k = 0; k < count; ++k) {
-      if (plan.outputs[k].destination) continue;
-      int is_tensor = 0;
-      check(api.IsTensor(owned[k].get(), &is_tensor));
-      if (!is_tensor) {  // a sparse initializer returned as an output declared dense
-        const RunPlan::Output& out = plan.outputs[k];
-        throw Error(ErrorKind::kUnsupported, "run: output '" + out.io->name + "' is declared " + out.io->onnx_type +
-                                                 ", but ORT produced a value that is no dense tensor (a sparse "
-                                                 "initializer), which has no DLPack form");
-      }
-      result[k] = detail::TensorOfRun::make(owned[k].release(), keeper);
-    }
+  } else {
+    produced.resize(plan.outputs.size());
   }
-  for (size_t k = 0; k < plan.outputs.size(); ++k) {
-    if (plan.outputs[k].destination) result[k] = plan.outputs[k].destination;
-  }
-  return result;
+  return collect(plan, produced, keeper);
 }
 
 void check_tensors_only(const RunPlan& plan) {

@@ -16,6 +16,7 @@
 #include "ort.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/handle.h"
+#include "ortdlpack/placement.h"
 #include "ortdlpack/session.h"
 #include "run_plan.h"
 #include "session_creation.h"
@@ -69,7 +70,11 @@ class BindingPool {
 void check_binding(OrtStatus* status, const char* role, const std::string& name);
 // Binds a plan's inputs and outputs; returns whether any output is allocated by ORT.
 bool bind_plan(const RunPlan& plan, OrtIoBinding* binding);
-// The outputs of a run, in plan order: the destinations themselves, the others ORT allocated (holding `keeper`).
+// The outputs of a run, in plan order: the destinations themselves, the others the values ORT allocated (`produced`,
+// one per output, taken from it) as Tensors holding `keeper`.
+std::vector<Tensor> collect(const RunPlan& plan, std::vector<Owned<OrtValue>>& produced,
+                            const std::shared_ptr<const void>& keeper);
+// The same from an IoBinding's bound outputs (`any_allocated`: whether it has outputs ORT allocated).
 std::vector<Tensor> collect(const RunPlan& plan, OrtIoBinding* binding, bool any_allocated,
                             const std::shared_ptr<const void>& keeper);
 // The executor binds tensors only: a value without a DLPack form has no Tensor to bind.
@@ -136,11 +141,27 @@ struct Session::Impl {
     const std::optional<CallerStream> per_run = run_stream(options, feeds, stream.has_value());
     const CallerStream* caller = stream ? &*stream : per_run ? &*per_run : nullptr;
     if (caller != nullptr) adopt_caller_work(*caller);  // before planning: a staging copy must read what it wrote
-    RunPlan plan = plan_run(info, feeds, output_names, options, {}, reader);
-    check_tensors_only(plan);
+    const RunPlan plan = planned(feeds, output_names, options, reader);
     std::vector<Tensor> outputs = execute(plan, options.run_options, per_run ? &*per_run : nullptr);
     order_for_caller(outputs, per_run ? &*per_run : nullptr);
     return outputs;
+  }
+
+  // The plan of a run of tensors: the last one again when the run repeats its signature (PlanCache), else made anew.
+  RunPlan planned(const Feeds& feeds, const std::vector<std::string>& output_names, const RunOptions& options,
+                  const Reader& reader) {
+    const bool cacheable = PlanCache::takes(options);
+    if (cacheable) {
+      const std::lock_guard<std::mutex> lock(plans_mutex);
+      if (plans.matches(feeds, output_names, options, reader)) return plans.instance(feeds);
+    }
+    RunPlan plan = plan_run(info, feeds, output_names, options, {}, reader);
+    check_tensors_only(plan);
+    if (cacheable) {
+      const std::lock_guard<std::mutex> lock(plans_mutex);
+      plans.remember(plan, output_names, options, reader);
+    }
+    return plan;
   }
 
   // Binds, runs and collects a plan on an idle IoBinding (the binding is cleared on every path).
@@ -151,16 +172,55 @@ struct Session::Impl {
                   "that captured them, not this run's: bind() once and run the Binding (one per gpu_graph_id), or "
                   "set the run option gpu_graph_id to -1 for this run");
     }
-    struct Lease {
-      BindingPool& pool;
-      IoBinding binding;
-      ~Lease() { pool.release(std::move(binding)); }
-    } lease{pool, pool.acquire()};
-    const bool any_allocated = bind_plan(plan, lease.binding.get());
-    run_bound(plan, lease.binding.get(), run_options, per_run);
-    std::vector<Tensor> outputs = collect(plan, lease.binding.get(), any_allocated, owner);
+    std::vector<Tensor> outputs;
+    if (plan.plain) {
+      outputs = run_plain(plan, run_options, per_run);
+    } else {
+      struct Lease {
+        BindingPool& pool;
+        IoBinding binding;
+        ~Lease() { pool.release(std::move(binding)); }
+      } lease{pool, pool.acquire()};
+      const bool any_allocated = bind_plan(plan, lease.binding.get());
+      run_ordered(plan, run_options, per_run,
+                  [&](const OrtRunOptions* o) { return ort().RunWithBinding(session, o, lease.binding.get()); });
+      outputs = collect(plan, lease.binding.get(), any_allocated, owner);
+    }
     settle_outputs(plan, outputs);
     return as_requested(plan, std::move(outputs));
+  }
+
+  // A plan ORT's plain Run carries out as RunWithBinding would (RunPlan::plain): the feeds and the destinations by
+  // name and value, the outputs ORT allocates returned to its CPU memory; no IoBinding to bind and clear.
+  std::vector<Tensor> run_plain(const RunPlan& plan, const OrtRunOptions* run_options, const CallerStream* per_run) {
+    const size_t n = plan.inputs.size(), m = plan.outputs.size();
+    std::vector<const char*> names(n + m);
+    std::vector<const OrtValue*> feeds(n);
+    std::vector<OrtValue*> values(m);
+    for (size_t i = 0; i < n; ++i) {
+      names[i] = plan.inputs[i].io->name.c_str();
+      feeds[i] = plan.inputs[i].bound().ort_value();
+    }
+    for (size_t k = 0; k < m; ++k) {
+      names[n + k] = plan.outputs[k].io->name.c_str();
+      values[k] = plan.outputs[k].destination.ort_value();  // (NULL: ORT allocates it)
+    }
+    std::vector<Owned<OrtValue>> produced(m);
+    const auto own = [&] {  // what ORT allocated, owned whatever happens next
+      for (size_t k = 0; k < m; ++k) {
+        if (!plan.outputs[k].destination) produced[k].reset(values[k]);
+      }
+    };
+    try {
+      run_ordered(plan, run_options, per_run, [&](const OrtRunOptions* o) {
+        return ort().Run(session, o, names.data(), feeds.data(), n, names.data() + n, m, values.data());
+      });
+    } catch (...) {
+      own();
+      throw;
+    }
+    own();
+    return collect(plan, produced, owner);
   }
 
   // A Binding of a session that replays graphs runs graph `graph` (its run options' gpu_graph_id): refused when
@@ -188,18 +248,26 @@ struct Session::Impl {
   }
   static constexpr char kRetired = 0;  // what runs a graph whose Binding is gone: nothing ever again
 
-  // Orders and runs a bound plan (the caller's work already adopted, staging done); `per_run`: the run's own
-  // caller's stream (RunOptions::stream), whose later work the outputs are then ordered before.
-  void run_bound(const RunPlan& plan, OrtIoBinding* binding, const OrtRunOptions* run_options,
-                 const CallerStream* per_run) {
+  // Orders and runs a plan (the caller's work already adopted, staging done) with `call(run options)`, ORT's run of
+  // it; `per_run`: the run's own caller's stream (RunOptions::stream), whose later work the outputs are then ordered
+  // before.
+  template <class Call>
+  void run_ordered(const RunPlan& plan, const OrtRunOptions* run_options, const CallerStream* per_run, Call call) {
     const bool leave_queued = leaves_queued(plan, run_options);
     order_before_run(plan, stream ? &*stream : per_run);
     const OrtRunOptions* options = leave_queued ? unsynchronized.get() : run_options ? run_options : defaults.get();
-    if (OrtStatus* status = ort().RunWithBinding(session, options, binding)) {
+    if (OrtStatus* status = call(options)) {
       const Owned<OrtStatus> release(status);  // ORT's code and message, as they are: a front end words them as ORT's
       throw Error(ort().GetErrorCode(status), ort().GetErrorMessage(status));  // own binding does
     }
     if (leave_queued) adopt_caller_work(*stream);
+  }
+
+  // A bound plan, run (Binding::run).
+  void run_bound(const RunPlan& plan, OrtIoBinding* binding, const OrtRunOptions* run_options,
+                 const CallerStream* per_run) {
+    run_ordered(plan, run_options, per_run,
+                [&](const OrtRunOptions* o) { return ort().RunWithBinding(session, o, binding); });
   }
 
   // After a run with its own caller's stream: the outputs ORT wrote are complete for work queued on it next.
@@ -207,6 +275,68 @@ struct Session::Impl {
     if (per_run == nullptr) return;
     for (const Tensor& t : outputs) order_for_consumer(t, static_cast<int64_t>(per_run->handle));
   }
+
+  // The last plan of a run that writes nothing of the caller's (no destination, nothing in place, no stream) and
+  // places outputs nowhere in particular (no output_target but the host): what plan_run decided for it depends on the
+  // feeds' names and memory, the output names and who reads the outputs — not on shapes (ORT checks them) nor on
+  // addresses — so a run with the same ones takes it again, its feeds staged anew where it staged them (a decode loop
+  // feeding each step's outputs back, a compiled call). A new SessionInfo (set_providers: a new Session) starts
+  // without one.
+  class PlanCache {
+   public:
+    static bool takes(const RunOptions& o) {
+      return o.destinations.empty() && o.in_place.empty() && !o.stream &&
+             (o.output_target.kind == Target::Kind::kAnywhere || o.output_target.kind == Target::Kind::kHost);
+    }
+    bool matches(const Feeds& feeds, const std::vector<std::string>& output_names, const RunOptions& o,
+                 const Reader& reader) const {
+      if (!valid_ || feeds.size() != memory_.size() || output_names != output_names_ ||
+          o.output_target.kind != target_ || o.read_on_host != read_on_host_ || reader.framework != reader_.framework ||
+          reader.implied != reader_.implied) {
+        return false;
+      }
+      for (size_t i = 0; i < feeds.size(); ++i) {
+        if (feeds[i].second.memory_info() != memory_[i] || feeds[i].first != plan_.inputs[i].io->name) return false;
+      }
+      return true;
+    }
+    RunPlan instance(const Feeds& feeds) const {
+      RunPlan plan = plan_;
+      for (size_t i = 0; i < feeds.size(); ++i) {
+        RunPlan::Input& in = plan.inputs[i];
+        in.feed = feeds[i].second;  // (not empty: an empty Tensor's memory matches no feed's)
+        if (staged_[i]) in.staged = place(in.feed, Target::host(), CopyMode::kIfNeeded, "run").tensor;
+      }
+      return plan;
+    }
+    void remember(const RunPlan& plan, const std::vector<std::string>& output_names, const RunOptions& o,
+                  const Reader& reader) {
+      plan_ = plan;
+      memory_.clear();
+      staged_.clear();
+      for (RunPlan::Input& in : plan_.inputs) {  // (the template holds no tensor of the caller's)
+        memory_.push_back(in.feed.memory_info());
+        staged_.push_back(static_cast<bool>(in.staged));
+        in.feed = Tensor();
+        in.staged = Tensor();
+      }
+      output_names_ = output_names;
+      target_ = o.output_target.kind;
+      read_on_host_ = o.read_on_host;
+      reader_ = reader;
+      valid_ = true;
+    }
+
+   private:
+    bool valid_ = false;
+    RunPlan plan_;
+    std::vector<const OrtMemoryInfo*> memory_;  // of each feed
+    std::vector<bool> staged_;                  // whether each feed is staged to the host
+    std::vector<std::string> output_names_;
+    Target::Kind target_ = Target::Kind::kAnywhere;
+    bool read_on_host_ = false;
+    Reader reader_;
+  };
 
   Owned<OrtSession> owned;              // the session when this class created it (declared first: destroyed last)
   std::optional<CallerStream> stream;   // SessionConfig::stream
@@ -219,6 +349,8 @@ struct Session::Impl {
   std::shared_ptr<const void> owner;  // BorrowedSession::owner
   std::mutex graphs_mutex;
   std::map<std::string, const void*> graph_owners;  // graph id -> the Binding (its Impl) that runs it, or kRetired
+  std::mutex plans_mutex;
+  PlanCache plans;
   BindingPool pool;
 };
 

@@ -183,27 +183,44 @@ void ask(nb::handle x, const Target& target, nb::handle copy, const char* what, 
   h.immutable = immutable_arrays(framework_of_type(Py_TYPE(x.ptr())));
 }
 
-// x itself, or, for a torch view whose values are not its memory — its negative or conjugate bit set (x.conj().imag,
-// x._neg_view(): a lazy view of values its memory holds negated or conjugated), which torch's DLPack export ignores
-// (torch 2.15), numpy's reads raw and torch's own .numpy() refuses — a tensor whose memory holds its values (torch's
-// resolve_conj/resolve_neg: a copy) where `copy` allows one, else CopyRequiredError. cupy, JAX and TensorFlow have no
-// such views (their conj() computes).
-nb::object resolved(nb::handle x, CopyMode copy) {
+// The element type a handed-over tensor has (a capsule's: read, not consumed).
+DLDataType handed_dtype(const Handed& h) {
+  if (h.tensor != nullptr) return h.tensor->dl_tensor.dtype;
+  if (PyCapsule_IsValid(h.capsule.ptr(), "dltensor_versioned")) {
+    return static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(h.capsule.ptr(), "dltensor_versioned"))
+        ->dl_tensor.dtype;
+  }
+  if (PyCapsule_IsValid(h.capsule.ptr(), "dltensor")) {
+    return static_cast<DLManagedTensor*>(PyCapsule_GetPointer(h.capsule.ptr(), "dltensor"))->dl_tensor.dtype;
+  }
+  return DLDataType{};
+}
+
+// Whether `x`, whose tensor `h` holds, is a torch view whose values are not its memory: its negative or conjugate bit
+// set (x.conj().imag, x._neg_view(): a lazy view of values its memory holds negated or conjugated), which torch's
+// DLPack export ignores (torch 2.15), numpy's reads raw and torch's own .numpy() refuses. cupy, JAX and TensorFlow
+// have no such views (their conj() computes). The conjugate bit is asked of complex tensors only (one call per
+// tensor in the common case).
+bool lazy_view(nb::handle x, const Handed& h) {
   static PyObject* const is_neg = PyUnicode_InternFromString("is_neg");  // process lifetime
   static PyObject* const is_conj = PyUnicode_InternFromString("is_conj");
-  if (class_attribute(Py_TYPE(x.ptr()), is_neg) == nullptr) return nb::borrow(x);  // (torch's tensors have it)
+  if (class_attribute(Py_TYPE(x.ptr()), is_neg) == nullptr) return false;  // (torch's tensors have it)
   const auto set = [&](PyObject* bit) {
     nb::object r = nb::steal(PyObject_CallMethodObjArgs(x.ptr(), bit, nullptr));  // (limited API)
     if (!r.is_valid()) throw nb::python_error();
     return r.is(Py_True);
   };
-  const bool neg = set(is_neg), conj = set(is_conj);
-  if (!neg && !conj) return nb::borrow(x);
+  return set(is_neg) || (handed_dtype(h).code == kDLComplex && set(is_conj));
+}
+
+// A lazy view (lazy_view) as a tensor whose memory holds its values (torch's resolve_conj/resolve_neg: a copy) where
+// `copy` allows one, else CopyRequiredError.
+nb::object resolve(nb::handle x, CopyMode copy) {
   if (copy == CopyMode::kNever) {
     throw Error(ErrorKind::kCopyRequired,
-                std::string("the torch tensor's values are not its memory (its ") + (neg ? "negative" : "conjugate") +
-                    " bit is set: a lazy view such as x.conj().imag), so its memory would be read as other values: a "
-                    "copy resolves it (copy=None), or pass x.resolve_neg().resolve_conj()");
+                "the torch tensor's values are not its memory (its negative or conjugate bit is set: a lazy view such "
+                "as x.conj().imag), so its memory would be read as other values: a copy resolves it (copy=None), or "
+                "pass x.resolve_neg().resolve_conj()");
   }
   return x.attr("resolve_conj")().attr("resolve_neg")();
 }
@@ -222,10 +239,12 @@ Tensor import_any(nb::handle x, nb::handle device, nb::handle copy, const char* 
   if (PyCapsule_CheckExact(x.ptr())) return import_capsule(x.ptr(), mode, target);
   // onnxruntime.OrtValue: read through what the installed onnxruntime has (ortvalue.cc), bool typed as bool.
   if (is_ortvalue(x)) return import_capsule(capsule_of_ortvalue(x).ptr(), mode, target);
-  const nb::object values = resolved(x, mode);
   Handed h;
-  ask(values, target, copy, what, h);
-  return import_handed(h, mode, target);
+  ask(x, target, copy, what, h);
+  if (!lazy_view(x, h)) return import_handed(h, mode, target);
+  Handed values;
+  ask(resolve(x, mode), target, copy, what, values);
+  return import_handed(values, mode, target);
 }
 
 namespace {
@@ -247,8 +266,12 @@ nb::object as_ortvalue(nb::handle x) {
   if (is_tensor(x)) return ortvalue_of(tensor_of(x).tensor);
   if (PyCapsule_CheckExact(x.ptr()))
     return ortvalue_of(import_capsule(x.ptr(), CopyMode::kIfNeeded, Target::anywhere()));
-  Handed h;
-  ask(resolved(x, CopyMode::kIfNeeded), Target::anywhere(), nb::none(), "as_ortvalue: x", h);
+  Handed first;
+  ask(x, Target::anywhere(), nb::none(), "as_ortvalue: x", first);
+  const bool lazy = lazy_view(x, first);
+  Handed resolved_view;
+  if (lazy) ask(resolve(x, CopyMode::kIfNeeded), Target::anywhere(), nb::none(), "as_ortvalue: x", resolved_view);
+  Handed& h = lazy ? resolved_view : first;
   if (h.tensor != nullptr) {
     if (h.tensor->dl_tensor.device.device_type == kDLCPU && py::is_plain(h.tensor->dl_tensor, h.tensor->flags)) {
       return ortvalue_from_capsule(legacy_capsule_over(h.release()));

@@ -9,6 +9,7 @@
 #include <nanobind/stl/string.h>
 
 #include "extension.h"
+#include "tensors.h"
 
 namespace ortdlpack::py {
 namespace {
@@ -55,14 +56,16 @@ PyObject* class_attribute(PyTypeObject* type, PyObject* name) {
 }
 
 Framework framework_of_type(PyTypeObject* type) {
-  static std::unordered_map<PyTypeObject*, Framework> statics;  // static types only (they live for the process); GIL
-  const bool keep = is_static(type);
-  if (keep) {
-    auto it = statics.find(type);
-    if (it != statics.end()) return it->second;
+  // Kept for static types (they live for the process) and by C exchange API table (a framework's tables are static
+  // data of its library, which is not unloaded: torch.Tensor, a heap type, is found without reading its module). GIL.
+  static std::unordered_map<const void*, Framework> known;
+  const void* key = is_static(type) ? static_cast<const void*>(type) : exchange_api_of(type);
+  if (key != nullptr) {
+    auto it = known.find(key);
+    if (it != known.end()) return it->second;
   }
   const Framework f = framework_of_package(package_of(type));
-  if (keep) statics[type] = f;
+  if (key != nullptr) known.emplace(key, f);
   return f;
 }
 

@@ -213,8 +213,9 @@ void convert(const Session* session, const RunArguments& a, Request& r) {
       const bool bound = a.binds || written(name);
       run.feeds.emplace_back(std::move(name),
                              bound ? bound_feed(x) : import_any(x, nb::none(), nb::none(), "the tensor"));
-      if (a.binds && memory_may_move(framework_of_type(Py_TYPE(x.ptr())))) {
-        r.movable.emplace_back(run.feeds.size() - 1, nb::borrow(x));
+      if (a.binds) {
+        r.bound.push_back(
+            Request::Bound{run.feeds.size() - 1, nb::borrow(x), memory_may_move(framework_of_type(Py_TYPE(x.ptr())))});
       }
     }
   });

@@ -39,13 +39,19 @@ struct Request {
   std::vector<nb::object> values;  // the values of run.values, in order
   OutputFramework output;          // what the outputs are made as
   nb::handle first_feed;           // the caller's first feed, if any (borrowed from the caller's mapping)
-  // With RunArguments::binds: the feeds whose memory may move, by index in run.feeds.
-  std::vector<std::pair<size_t, nb::object>> movable;
+  // With RunArguments::binds: each feed's object, by index in run.feeds, and whether its memory may move under its
+  // export (memory_may_move: asked again before every run).
+  struct Bound {
+    size_t index;
+    nb::object object;
+    bool movable;
+  };
+  std::vector<Bound> bound;
 
   template <class F>
   void references(F f) {  // (Gc)
     for (nb::object& v : values) f(v);
-    for (auto& m : movable) f(m.second);
+    for (Bound& b : bound) f(b.object);
   }
 };
 

@@ -135,63 +135,79 @@ struct PyModelMetadata {
 };
 
 // A Binding (bind once, run many) and what its Python side keeps: what owns the session (an ortdlpack.Session: its
-// SessionOptions; an InferenceSession's borrowed session: its C session), the type its outputs are made as, the feeds
-// whose memory may move (asked again before every run), and its outputs once made: the same objects every run, as the
-// Binding's outputs are the same tensors, made again where a run allocated them anew.
+// SessionOptions; an InferenceSession's borrowed session: its C session), the type its outputs are made as, the object
+// bound for each input (a feed given again as the same object, its memory where it was, is no change), and its outputs
+// once made: the same objects every run, as the Binding's outputs are the same tensors, made again where a run
+// allocated them anew.
 struct PyBinding {
+  struct Fed {
+    std::string input;
+    nb::object object;
+    Tensor tensor;  // what is bound for it
+    bool movable;   // its memory may move under its export: asked before every run (check_still_bound)
+  };
   Binding core;
   nb::object owner;
   OutputFramework type;
-  std::vector<std::pair<std::string, nb::object>> movable;  // (input, the producer's tensor)
-  std::vector<Tensor> bound;                                // the Tensor bound for each of `movable`
-  nb::object outputs;                                       // a list, after the first run
-  std::vector<OrtValue*> made_from;                         // the values `outputs` were made from
+  std::vector<Fed> fed;
+  nb::object outputs;                // a list, after the first run
+  std::vector<OrtValue*> made_from;  // the values `outputs` were made from
 
   template <class F>
   void references(F f) {  // (Gc: a Binding stored on its own session's subclass is a cycle)
     f(owner);
-    for (auto& m : movable) f(m.second);
+    for (Fed& x : fed) f(x.object);
     f(outputs);
   }
 
-  void watch(const Request& r) {
-    for (const auto& [index, object] : r.movable) {
-      const auto& [name, tensor] = r.run.feeds[index];
-      size_t i = 0;
-      while (i < movable.size() && movable[i].first != name) ++i;
-      if (i == movable.size()) {
-        movable.emplace_back(name, object);
-        bound.push_back(tensor);
-      } else {
-        movable[i].second = object;
-        bound[i] = tensor;
-      }
+  void record(const Request& r) {
+    for (const Request::Bound& b : r.bound) {
+      const auto& [name, tensor] = r.run.feeds[b.index];
+      Fed* x = find(name);
+      if (x == nullptr) x = &fed.emplace_back(Fed{name, nb::object(), Tensor(), false});
+      *x = Fed{name, b.object, tensor, b.movable};
     }
+  }
+  Fed* find(const std::string& input) {
+    for (Fed& x : fed) {
+      if (x.input == input) return &x;
+    }
+    return nullptr;
   }
 };
 
-// Before a run: the feeds whose memory may move still are the memory bound (torch's C exchange API describes each
-// without a copy or an allocation), but for those the run rebinds (`changed`).
-void check_unmoved(const PyBinding& b, const Feeds& changed) {
-  for (size_t i = 0; i < b.movable.size(); ++i) {
-    bool rebound = false;
-    for (const auto& feed : changed) rebound = rebound || feed.first == b.movable[i].first;
-    if (rebound) continue;
-    nb::handle x = b.movable[i].second;
-    const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.ptr()));
-    DLTensor now{};
-    if (api == nullptr || api->dltensor_from_py_object_no_sync == nullptr) continue;
-    if (api->dltensor_from_py_object_no_sync(x.ptr(), &now) != 0) throw nb::python_error();
-    check_still_bound(b.bound[i], now, b.movable[i].first);
-  }
+// Whether the object bound as `x` still is the memory bound (torch's C exchange API describes it without a copy or
+// an allocation): Error(kInvalidArgument) where it moved (check_still_bound).
+void check_unmoved(const PyBinding::Fed& x) {
+  if (!x.movable) return;
+  const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.object.ptr()));
+  if (api == nullptr || api->dltensor_from_py_object_no_sync == nullptr) return;
+  DLTensor now{};
+  if (api->dltensor_from_py_object_no_sync(x.object.ptr(), &now) != 0) throw nb::python_error();
+  check_still_bound(x.tensor, now, x.input);
 }
 
+// Binding.run(run_options=None, *, feeds=None): the feeds that change converted (an input fed again as the object bound
+// for it, its memory where it was, changes nothing), the others asked whether their memory moved, one core call.
 nb::object run_binding(PyBinding& self, nb::handle run_options, nb::handle feeds) {
   const OrtRunOptions* options = to_run_options(run_options);
   Request changed;
-  if (!feeds.is_none()) {
+  nb::object changing = nb::borrow(feeds);
+  if (PyDict_Check(feeds.ptr())) {
+    nb::dict rest;
+    for (auto [name, x] : nb::borrow<nb::dict>(feeds)) {
+      PyBinding::Fed* bound = PyUnicode_Check(name.ptr()) ? self.find(nb::cast<std::string>(name)) : nullptr;
+      if (bound != nullptr && bound->object.is(x)) {
+        check_unmoved(*bound);  // the same object: a change only where its memory moved, which is refused
+        continue;
+      }
+      rest[name] = x;
+    }
+    changing = std::move(rest);
+  }
+  if (!changing.is_none() && nb::len(changing) > 0) {
     RunArguments a;
-    a.feeds = feeds;
+    a.feeds = changing;
     a.output_names = a.outputs = a.in_place = a.device = a.output_type = nb::none();
     a.binds = true;
     try {
@@ -200,12 +216,16 @@ nb::object run_binding(PyBinding& self, nb::handle run_options, nb::handle feeds
       throw nb::type_error(("Binding.run: " + m.message).c_str());
     }
   }
-  check_unmoved(self, changed.run.feeds);
+  for (const PyBinding::Fed& x : self.fed) {
+    bool rebound = false;
+    for (const auto& feed : changed.run.feeds) rebound = rebound || feed.first == x.input;
+    if (!rebound) check_unmoved(x);
+  }
   onnxruntime_errors([&] {
     nb::gil_scoped_release release;
     self.core.run(changed.run.feeds, options);
   });
-  self.watch(changed);
+  self.record(changed);
   const std::vector<Tensor>& outputs = self.core.outputs();
   if (!self.outputs.is_valid()) {
     self.outputs = to_frameworks(outputs, self.type);
@@ -317,8 +337,8 @@ nb::object bind_request(Session& session, Request& r, nb::handle owner) {
     return bind(session, r.run);
   });
   nb::object binding =
-      nb::cast(PyBinding{std::move(b), nb::borrow(owner), r.output, {}, {}, nb::object(), {}}, nb::rv_policy::move);
-  nb::cast<PyBinding&>(binding).watch(r);
+      nb::cast(PyBinding{std::move(b), nb::borrow(owner), r.output, {}, nb::object(), {}}, nb::rv_policy::move);
+  nb::cast<PyBinding&>(binding).record(r);
   return binding;
 }
 

@@ -57,6 +57,31 @@ TEST_F(RunPlanTest, DeviceFeedForAHostInputIsStaged) {
   EXPECT_FALSE(plan.needs_values());
 }
 
+// A run that repeats the last run's signature reuses its plan; one that changes it (a feed in other memory, other
+// outputs, another reader) is planned anew: a device feed after host feeds is staged (a stale plan would hand the
+// device pointer to a CPU kernel: guarded memory faults), a host feed after it is not.
+TEST_F(RunPlanTest, AChangedSignatureIsPlannedAnew) {
+  examples::ModelBuilder b;
+  b.Node("Add", {"X", "X"}, {"Y"});
+  b.Node("Mul", {"X", "X"}, {"Z"});
+  SessionPtr two(b.Build({b.Value("X", kF32, {8})}, {b.Value("Y", kF32, {8}), b.Value("Z", kF32, {8})}));
+  Session s(two.get());
+  const auto third = [](const Tensor& t) { return static_cast<const float*>(t.data())[3]; };
+  const float x3 = 0.25f + 3;
+  for (int run = 0; run < 2; ++run) EXPECT_EQ(third(s.run({{"X", host_iota(8)}})[1]), x3 * x3);
+  const std::vector<Tensor> z = s.run({{"X", host_iota(8)}}, {"Z"});
+  ASSERT_EQ(z.size(), 1u);
+  EXPECT_EQ(third(z[0]), x3 * x3);
+  const std::vector<Tensor> staged = s.run({{"X", to(host_iota(8), vd.memory(0))}}, {"Z"});
+  EXPECT_EQ(third(staged[0]), x3 * x3);
+  EXPECT_EQ(vd.counters().bytes_d2h, 32u);  // staged: the one copy
+  EXPECT_EQ(third(s.run({{"X", host_iota(8)}}, {"Z"})[0]), x3 * x3);
+  EXPECT_EQ(vd.counters().bytes_d2h, 32u);  // not staged again
+  RunOptions on_host;
+  on_host.read_on_host = true;
+  EXPECT_EQ(third(s.run({{"X", host_iota(8)}}, {"Y"}, on_host)[0]), 2 * x3);
+}
+
 TEST_F(RunPlanTest, DeviceDestinationOfAHostSessionIsRefusedBeforeItRuns) {
   Session s(add_.get());
   RunOptions options;
