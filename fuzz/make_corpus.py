@@ -3,8 +3,9 @@
 
 Each seed is a byte string that the harness's FuzzedDataProvider reads as one DLPack descriptor. The provider
 takes integral values from the END of the input and bytes from the front; the harness only consumes integrals, so
-a seed is written back to front: `enc()` emits the values in consumption order and reverses. Ranged values are
-encoded as offsets from the range minimum in the fewest bytes the range needs (FuzzedDataProvider's rule).
+a seed is written back to front: `Seed` collects the values in consumption order and `Seed.bytes()` reverses them.
+Ranged values are encoded as offsets from the range minimum in the fewest bytes the range needs (FuzzedDataProvider's
+rule).
 The values the harness reads after the descriptor (ImportOptions::read_only, the target) are left out: an input
 that ends reads them as 0 (read-write, anywhere). The directory also holds finding-*: inputs a campaign found, kept
 as they were (docs/reliability.md); this script leaves them alone.

@@ -13,7 +13,7 @@ A reference is what prose cannot mean as plain words:
   path   a path whose first folder is a top-level folder of the tree, or a file name with a source extension;
   cxx    a qualified C++ name (ortdlpack::Session::run);
   py     a dotted name rooted at one of the tree's Python packages (ortdlpack.Session.run);
-  name   a code span's name (`run_planned`, `bind()`, `output_type=`, `.numpy()`); `Class.member`;
+  name   a code span's name (`plan_run`, `bind()`, `output_type=`, `.numpy()`); `Class.member`;
   call   name() in a comment (with arguments it may be maths: concat(x, z));
   uses   a name of the runtime the tree wraps: onnxruntime.X anywhere, and ORT's C API (its functions, its Ort*
          types) in a C/C++ comment.

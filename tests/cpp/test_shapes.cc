@@ -1,5 +1,5 @@
 // ShapeRules: output shapes from input shapes, over declarations as ORT reports them (IoInfo); the Python tests run
-// the same rules on real models (tests/python/test_framework_ops.py).
+// the same rules on real models (tests/python/test_torch_module.py, test_jax_function.py).
 #include <gtest/gtest.h>
 
 #include <string>

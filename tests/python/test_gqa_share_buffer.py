@@ -14,8 +14,10 @@ import numpy as np
 import onnxruntime as ort
 import pytest
 
+import ortdlpack
+
 pytest.importorskip("onnx", reason="the model is built with onnx")
-from gqa_model import (HEAD_SIZE, KV_NUM_HEADS, NUM_HEADS, make_gqa_model, reference, run_separate,  # noqa: E402
+from gqa_model import (HEAD_SIZE, KV_NUM_HEADS, NUM_HEADS, lengths, make_gqa_model, reference, run_separate,  # noqa: E402
                        run_shared)
 
 MAX = 32
@@ -78,3 +80,88 @@ def test_a_total_past_the_buffer_is_refused(sess):
     buf_k, buf_v = (np.zeros((1, KV_NUM_HEADS, MAX, HEAD_SIZE), dtype=np.float32) for _ in range(2))
     with pytest.raises(Exception, match="present_key"):
         run_shared(sess, q, k, v, buf_k, buf_v, 5, total_len=MAX + 1)
+
+
+# --- ortdlpack: the KV cache declared written in place (in_place=), the same runs --------------------------------
+
+
+def _steps():
+    return (5, 1, 1, 1, 1)  # a prompt of 5, then 4 steps of one token
+
+
+def _feeds(q, k, v, buf_k, buf_v, length):
+    seqlens_k, total = lengths(length, q.shape[1])
+    return {"query": q, "key": k, "value": v, "past_key": buf_k, "past_value": buf_v, "seqlens_k": seqlens_k,
+            "total_sequence_length": total}
+
+
+IN_PLACE = {"present_key": "past_key", "present_value": "past_value"}
+
+
+@pytest.mark.parametrize("way", ["InferenceSession.run", "ortdlpack.run", "Session.run"])
+def test_ortdlpack_writes_the_cache_in_place_as_declared(sess, way):
+    """torch buffers fed as past_key/past_value and declared the memory of present_key/present_value: onnxruntime's
+    IOBinding share-buffer run's results, bit for bit, the buffers written in place and nothing past the cache."""
+    torch = pytest.importorskip("torch")
+    model = make_gqa_model()
+    run = {"InferenceSession.run": lambda f, **kw: ortdlpack.InferenceSession(model).run(None, f, **kw),
+           "ortdlpack.run": lambda f, **kw: ortdlpack.run(sess, f, output_type="torch", **kw),
+           "Session.run": lambda f, **kw: ortdlpack.Session(model).run(f, output_type="torch", **kw)}[way]
+    rng = np.random.default_rng(4)
+    buf_k, buf_v = (torch.full((1, KV_NUM_HEADS, MAX, HEAD_SIZE), float("nan")) for _ in range(2))
+    ref_k, ref_v = (np.full((1, KV_NUM_HEADS, MAX, HEAD_SIZE), np.nan, dtype=np.float32) for _ in range(2))
+    length = 0
+    for s in _steps():
+        q, k, v = qkv(rng, s)
+        want = run_shared(sess, q, k, v, ref_k, ref_v, length)
+        feeds = _feeds(*(torch.from_numpy(a) for a in (q, k, v)), buf_k, buf_v, length)
+        with pytest.raises(ValueError, match="overlaps input 'past_key'.*declare it in place"):
+            run(feeds, outputs={"present_key": buf_k, "present_value": buf_v})  # not declared: refused, untouched
+        out, present_k, present_v = run(feeds, in_place=IN_PLACE)
+        assert present_k.data_ptr() == buf_k.data_ptr() and present_v.data_ptr() == buf_v.data_ptr()
+        np.testing.assert_array_equal(np.asarray(out), want)
+        np.testing.assert_array_equal(buf_k.numpy(), ref_k)  # NaN past the cache: compared as equal
+        np.testing.assert_array_equal(buf_v.numpy(), ref_v)
+        length += s
+
+
+def test_a_binding_writes_the_cache_in_place_and_rebinds_each_step(sess):
+    """bind() once with in_place=, then run(feeds=) with each step's query, key, value and lengths: the KV buffers stay
+    bound where they are, the output is allocated again where its shape changes."""
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(5)
+    buf_k, buf_v = (torch.zeros((1, KV_NUM_HEADS, MAX, HEAD_SIZE)) for _ in range(2))
+    ref_k, ref_v = (np.zeros((1, KV_NUM_HEADS, MAX, HEAD_SIZE), dtype=np.float32) for _ in range(2))
+    binding, length = None, 0
+    for s in _steps():
+        q, k, v = qkv(rng, s)
+        want = run_shared(sess, q, k, v, ref_k, ref_v, length)
+        feeds = _feeds(*(torch.from_numpy(a) for a in (q, k, v)), buf_k, buf_v, length)
+        if binding is None:
+            binding = ortdlpack.InferenceSession(make_gqa_model()).bind(feeds, ["output"], in_place=IN_PLACE)
+            (out,) = binding.run()
+        else:
+            changed = {n: feeds[n] for n in ("query", "key", "value", "seqlens_k", "total_sequence_length")}
+            (out,) = binding.run(feeds=changed)
+        np.testing.assert_array_equal(out.numpy(), want)
+        np.testing.assert_array_equal(buf_k.numpy(), ref_k)
+        np.testing.assert_array_equal(buf_v.numpy(), ref_v)
+        length += s
+
+
+def test_in_place_takes_exactly_the_feed_s_memory(sess):
+    torch = pytest.importorskip("torch")
+    rng = np.random.default_rng(6)
+    q, k, v = (torch.from_numpy(a) for a in qkv(rng, 1))
+    buf = torch.zeros((2, 1, KV_NUM_HEADS, MAX, HEAD_SIZE))
+    feeds = _feeds(q, k, v, buf[0], buf[1], 0)
+    with pytest.raises(ValueError, match="is not the tensor fed as input 'past_key'"):  # another tensor given for it
+        ortdlpack.run(sess, feeds, in_place=IN_PLACE, outputs={"present_key": buf[1]})
+    wide = torch.zeros((1, KV_NUM_HEADS, MAX, 2 * HEAD_SIZE))
+    with pytest.raises(BufferError, match="past_key"):  # a strided view: ORT could only write a copy of it
+        ortdlpack.run(sess, feeds | {"past_key": wide[..., :HEAD_SIZE]}, in_place=IN_PLACE)
+    with pytest.raises(ValueError, match="in place of two inputs|overlap"):
+        ortdlpack.run(sess, feeds | {"past_value": buf[0]}, in_place=IN_PLACE)  # one buffer for both caches
+    with pytest.raises(ValueError, match="not fed a tensor"):
+        ortdlpack.run(sess, feeds, in_place={"present_key": "nothing"})
+    assert not buf.any()  # nothing ran

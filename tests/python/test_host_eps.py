@@ -48,7 +48,7 @@ HOST_EPS = {
 
 def _cpu_vendor() -> str:
     """The CPU's vendor as ORT reads it (CPUID), which is what OpenVINO's factory matches: "Intel", "AMD", ... (also
-    under an emulated CPU, where /proc/cpuinfo tells the host's: scripts/ci_intel_cpu.sh)."""
+    under an emulated CPU, where /proc/cpuinfo tells the host's: scripts/ci_other_cpu.sh)."""
     cpu = [d for d in ort.get_ep_devices() if d.ep_name == "CPUExecutionProvider"]
     return cpu[0].device.vendor if cpu else "unknown"
 
