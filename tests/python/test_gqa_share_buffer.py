@@ -17,8 +17,8 @@ import pytest
 import ortdlpack
 
 pytest.importorskip("onnx", reason="the model is built with onnx")
-from gqa_model import (HEAD_SIZE, KV_NUM_HEADS, NUM_HEADS, lengths, make_gqa_model, reference, run_separate,  # noqa: E402
-                       run_shared)
+from gqa_model import (HEAD_SIZE, KV_NUM_HEADS, NUM_HEADS, lengths, make_gqa_model, reference,  # noqa: E402
+                       run_separate, run_shared)
 
 MAX = 32
 
