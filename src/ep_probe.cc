@@ -1,12 +1,13 @@
 // Sessions of a model built here with the Model Editor API (no file, no protobuf): whether ORT creates a session on an
 // EP's devices (ep_library.h session_refusal), ORT's own verdict on an EP library it registered; and what every
-// session of the running ORT looks like in memory (frontend.h session_vtable).
+// session of the running ORT looks like in memory (onnxruntime_python.h session_vtable).
 #include <cctype>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "ep_library.h"
+#include "onnxruntime_python.h"
 #include "ort.h"
 #include "ortdlpack/api.h"
 #include "ortdlpack/error.h"

@@ -24,18 +24,13 @@
 #include "dtype_names.h"    // element types by numpy-style name and by XLA's numbers (the one dtype table)
 #include "ep_packages.h"    // the finder of installed EP packages the embedding application installs
 #include "frameworks.h"     // the frameworks a binding's users hand tensors to and from (the one table of them)
+#include "onnxruntime_python.h"  // onnxruntime's Python API: its device names, the OrtSession behind its sessions
 #include "ort.h"            // the ORT C API idioms (memory fields, the env's EP devices, statuses)
 #include "ortdlpack/session.h"
 #include "ortdlpack/tensor.h"
 #include "run_plan.h"  // the plan a Runtime carries out, and its Reader
 
 namespace ortdlpack {
-
-/// \brief What every OrtSession of the running ORT starts with in memory (ORT's session class is polymorphic: the
-/// address of its vtable), read once from a session made for the purpose: a binding that reaches a session another
-/// API of the same ORT created through that API's private layout (onnxruntime's Python) recognises it by it, and
-/// never takes anything else for a session.
-const void* session_vtable();
 
 // A feed a front end's runtime reads its own way.
 struct FedValue {

@@ -8,7 +8,6 @@
 
 #include "devices.h"
 #include "numpy_arrays.h"
-#include "onnxruntime_devices.h"
 #include "tensors.h"
 
 namespace ortdlpack::py {
@@ -112,11 +111,11 @@ nb::object plain_legacy_capsule(nb::handle capsule) {
   PyObject* c = capsule.ptr();
   if (PyCapsule_IsValid(c, kLegacy)) {
     const auto* m = static_cast<DLManagedTensor*>(PyCapsule_GetPointer(c, kLegacy));
-    return py::is_plain(m->dl_tensor) ? nb::borrow(capsule) : nb::object();
+    return is_plain(m->dl_tensor) ? nb::borrow(capsule) : nb::object();
   }
   if (!PyCapsule_IsValid(c, kVersioned)) return nb::object();
   auto* m = static_cast<DLManagedTensorVersioned*>(PyCapsule_GetPointer(c, kVersioned));
-  if (!py::is_plain(m->dl_tensor, m->flags)) return nb::object();
+  if (!is_plain(m->dl_tensor, m->flags)) return nb::object();
   if (PyCapsule_SetName(c, kUsedVersioned) != 0) throw nb::python_error();
   return legacy_capsule_over(m);
 }

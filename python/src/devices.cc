@@ -12,7 +12,6 @@
 #include <nanobind/stl/string.h>
 
 #include "devices.h"
-#include "onnxruntime_devices.h"
 #include "registrations.h"
 
 namespace ortdlpack::py {
@@ -68,7 +67,7 @@ long long to_integer(nb::handle h, const char* what, long long min, long long ma
 
 const OrtEpDevice* ep_device_of(nb::handle ep) {
   nb::object hw = ep.attr("device");
-  return py::find_ep_device(nb::cast<std::string>(ep.attr("ep_name")),
+  return find_ep_device(nb::cast<std::string>(ep.attr("ep_name")),
                             to_integer(hw.attr("type"), "OrtHardwareDevice.type"),
                             to_integer(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
                             to_integer(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
@@ -128,7 +127,7 @@ void define_device(nb::module_& m) {
       .def_prop_ro(
           "onnxruntime_name",
           [](const Target& d) -> std::optional<std::string> {
-            const char* n = py::onnxruntime_device_name(dl_device_of(d).device_type);
+            const char* n = onnxruntime_device_name(dl_device_of(d).device_type);
             return n ? std::optional<std::string>(n) : std::nullopt;
           },
           "The device name onnxruntime's Python API uses for this memory ('cpu', 'cuda'), None when it has none.")

@@ -8,7 +8,6 @@
 
 #include "devices.h"
 #include "numpy_arrays.h"
-#include "onnxruntime_devices.h"
 #include "ortvalues.h"
 #include "registrations.h"
 #include "tensors.h"
@@ -257,7 +256,7 @@ nb::object from_dlpack(nb::handle x, nb::handle device, nb::handle copy) {
 }
 
 // as_ortvalue: x's tensor goes to onnxruntime's OrtValue.from_dlpack as it is when that reads it correctly (is_plain,
-// onnxruntime_devices.h): one import, onnxruntime's. Otherwise ortdlpack imports it (copying what must be copied) and
+// onnxruntime_python.h): one import, onnxruntime's. Otherwise ortdlpack imports it (copying what must be copied) and
 // exports that. A tensor in memory with a stream is ordered on ortdlpack's (a C exchange API's device tensor after
 // adopting the producer's work, a producer's named ortdlpack's stream: streams.md rule 1), which ortvalue_of completes:
 // onnxruntime would order nothing before its reads.
@@ -273,7 +272,7 @@ nb::object as_ortvalue(nb::handle x) {
   if (lazy) ask(resolve(x, CopyMode::kIfNeeded), Target::anywhere(), nb::none(), "as_ortvalue: x", resolved_view);
   Handed& h = lazy ? resolved_view : first;
   if (h.tensor != nullptr) {
-    if (h.tensor->dl_tensor.device.device_type == kDLCPU && py::is_plain(h.tensor->dl_tensor, h.tensor->flags)) {
+    if (h.tensor->dl_tensor.device.device_type == kDLCPU && is_plain(h.tensor->dl_tensor, h.tensor->flags)) {
       return ortvalue_from_capsule(legacy_capsule_over(h.release()));
     }
   } else if (h.stream == 0) {

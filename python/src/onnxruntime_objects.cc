@@ -13,14 +13,7 @@
 // The type is named by its mangled name, which is what pybind11 compares (the Itanium C++ ABI's type_info equality);
 // the ABI ids are those of the pybind11 builds in this process, read from the keys of their internals. What the conduit
 // refuses (another ABI, another type) gives NULL, never a wrong pointer.
-#include <fcntl.h>
-#include <unistd.h>
-
-#include <cerrno>
-#include <mutex>
-
 #include <cstdint>
-#include <cstring>
 #include <string>
 #include <typeinfo>
 #include <vector>
@@ -114,39 +107,6 @@ bool is_run_options(nb::handle x) {
   return PyObject_TypeCheck(x.ptr(), type) != 0;
 }
 
-bool readable_word(const void* p) noexcept {
-  const auto address = reinterpret_cast<uintptr_t>(p);
-  if (address == 0 || address % alignof(void*) != 0) return false;
-  // The kernel copies the word into a pipe of the process's own, or fails with EFAULT for an address the process
-  // cannot read (unmapped, PROT_NONE): the copy is the kernel's, so no signal reaches the process. The word is read
-  // back at once, under a lock: the pipe never fills.
-  static int fds[2] = {-1, -1};
-  static std::mutex mutex;
-  const std::lock_guard<std::mutex> lock(mutex);
-  if (fds[0] < 0 && pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return false;
-  ssize_t written = 0;
-  do {
-    written = write(fds[1], p, sizeof(void*));
-  } while (written < 0 && errno == EINTR);
-  if (written != static_cast<ssize_t>(sizeof(void*))) return false;
-  void* word = nullptr;
-  return read(fds[0], &word, sizeof(word)) == static_cast<ssize_t>(sizeof(word));
-}
-
-const char* borrow_reason(Borrow status) {
-  switch (status) {
-    case Borrow::kReached:
-      return "reached";
-    case Borrow::kNoConduit:
-      return "no SessionIOBinding of its C session through pybind11's conduit";
-    case Borrow::kUnreadable:
-      return "the SessionIOBinding's first word cannot be read";
-    case Borrow::kNotASession:
-      return "the SessionIOBinding's first member is not an ORT session (its vtable is not ORT's session class's)";
-  }
-  return "unknown";
-}
-
 const OrtSessionOptions* onnxruntime_session_options(nb::handle options, const char* what, const char* hint) {
   // PySessionOptions' first and only base is OrtSessionOptions: the same address.
   const auto* o = static_cast<const OrtSessionOptions*>(conduit(options, kPySessionOptions));
@@ -177,14 +137,6 @@ BorrowedPointer onnxruntime_session(nb::handle c_session) {
   const auto* first = static_cast<const void* const*>(conduit(binding, kSessionIOBinding));
   if (first == nullptr) return {nullptr, Borrow::kNoConduit};
   return session_at(first);
-}
-
-BorrowedPointer session_at(const void* const* first) {
-  if (!readable_word(first)) return {nullptr, Borrow::kUnreadable};
-  const void* session = *first;
-  if (!readable_word(session)) return {nullptr, Borrow::kUnreadable};
-  if (*static_cast<const void* const*>(session) != session_vtable()) return {nullptr, Borrow::kNotASession};
-  return {static_cast<OrtSession*>(const_cast<void*>(session)), Borrow::kReached};
 }
 
 const OrtRunOptions* onnxruntime_run_options(nb::handle options, const char* what) {

@@ -1,6 +1,6 @@
 // The ORT structs behind onnxruntime's Python SessionOptions, RunOptions and InferenceSession (onnxruntime_objects.cc):
 // reached through pybind11's cross-binding conduit, which checks the C++ type by name, and, for the session, recognised
-// by its vtable (session_vtable(), frontend.h).
+// by its vtable (session_at, onnxruntime_python.h).
 #pragma once
 
 #include "extension.h"
@@ -16,22 +16,8 @@ bool is_run_options(nb::handle x);
 const OrtSessionOptions* onnxruntime_session_options(nb::handle options, const char* what, const char* hint);
 const OrtRunOptions* onnxruntime_run_options(nb::handle options, const char* what);
 
-// Why the OrtSession behind a C session (an InferenceSession's `_sess`) could not be reached, or kReached.
-enum class Borrow { kReached, kNoConduit, kUnreadable, kNotASession };
-struct BorrowedPointer {
-  OrtSession* session = nullptr;
-  Borrow status = Borrow::kNoConduit;
-};
 // The OrtSession behind a C session, or why not: no pybind11 conduit to its SessionIOBinding (another object, a
 // future onnxruntime), a first word that cannot be read, or an object that does not start with ORT's session vtable.
 BorrowedPointer onnxruntime_session(nb::handle c_session);
-// The checks of onnxruntime_session on the SessionIOBinding's first member at `first`: each word probed before it is
-// read, the object it points to recognised by its vtable.
-BorrowedPointer session_at(const void* const* first);
-// The probe before every read of onnxruntime's private layout: whether the aligned word at `p` can be read, asked of
-// the kernel (a write of it into a pipe fails with EFAULT), so that no address can fault, PROT_NONE pages included.
-bool readable_word(const void* p) noexcept;
-// What a Borrow says, for messages and show_config.
-const char* borrow_reason(Borrow status);
 
 }  // namespace ortdlpack::py

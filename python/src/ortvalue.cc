@@ -9,7 +9,6 @@
 
 #include <nanobind/stl/vector.h>
 
-#include "onnxruntime_devices.h"
 #include "ortvalues.h"
 #include "tensors.h"
 
@@ -54,7 +53,7 @@ nb::object ortvalue_from_capsule(nb::handle capsule) {
 
 nb::object ortvalue_of(const Tensor& t) {
   const DLDevice d = t.device();
-  if (!py::onnxruntime_wraps(d.device_type)) {
+  if (!onnxruntime_wraps(d.device_type)) {
     throw Error(ErrorKind::kUnsupported, "onnxruntime.OrtValue cannot wrap memory on " +
                                              describe_memory(t.memory_info()) +
                                              " (onnxruntime.OrtValue.from_dlpack takes CPU, CUDA and ROCm memory "

@@ -51,7 +51,7 @@ nb::object tensor_dlpack(nb::handle self, nb::handle stream, nb::handle max_vers
 // A legacy "dltensor" capsule over a versioned export (legacy_view, export.h), for legacy-only consumers such as
 // onnxruntime's OrtValue.from_dlpack: read-only and packed sub-byte tensors pass too.
 nb::object legacy_capsule_over(DLManagedTensorVersioned* inner);
-// An unconsumed DLPack capsule whose tensor onnxruntime's OrtValue.from_dlpack reads as it is (py::is_plain) as the
+// An unconsumed DLPack capsule whose tensor onnxruntime's OrtValue.from_dlpack reads as it is (is_plain) as the
 // legacy capsule it takes (a versioned one consumed into legacy_capsule_over); an invalid object for any other.
 nb::object plain_legacy_capsule(nb::handle capsule);
 // Imports a DLPack capsule placed at `target`: the Tensor owns its tensor and the capsule is renamed used_* (on failure

@@ -2,9 +2,6 @@
 // only with ORTDLPACK_PYTHON_TESTING=ON (scripts/setup.sh's build; wheels have none). Each reaches code the package
 // runs, with no other way in from Python: the core's provider resolution as the session paths use it, a legacy
 // capsule of a Tensor as as_ortvalue hands to onnxruntime, and the C exchange APIs of two types end to end.
-#include <sys/mman.h>
-#include <unistd.h>
-
 #include <map>
 #include <optional>
 #include <string>
@@ -12,29 +9,12 @@
 #include <nanobind/stl/map.h>
 #include <nanobind/stl/optional.h>
 
-#include "onnxruntime_objects.h"
 #include "registrations.h"
 #include "tensors.h"
 
 namespace ortdlpack::py {
 
 void define_testing(nb::module_& m) {
-  m.def(
-      "session_at",
-      [](uintptr_t first) {
-        return std::string(borrow_reason(session_at(reinterpret_cast<const void* const*>(first)).status));
-      },
-      nb::arg("first"),
-      "What the session borrow's checks make of the word at `first` (the SessionIOBinding's first member): whether "
-      "it can be read, whether it points to an ORT session.");
-  m.def(
-      "protected_page",
-      [] {
-        static void* const page = mmap(nullptr, static_cast<size_t>(sysconf(_SC_PAGESIZE)), PROT_NONE,
-                                       MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);  // process lifetime
-        return reinterpret_cast<uintptr_t>(page);
-      },
-      "The address of a page mapped PROT_NONE: mapped (mincore accepts it), but no read of it may happen.");
   m.def(
       "resolve_provider",
       [](const std::string& name) {

@@ -1,0 +1,95 @@
+// onnxruntime's Python API as the core knows it (onnxruntime_python.h).
+#include "onnxruntime_python.h"
+
+#include <fcntl.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <mutex>
+#include <string>
+
+#include "frontend.h"
+#include "ortdlpack/api.h"
+#include "ortdlpack/device.h"
+#include "ortdlpack/error.h"
+
+namespace ortdlpack {
+
+const char* onnxruntime_device_name(DLDeviceType type) {
+  switch (type) {
+    case kDLCPU:
+    case kDLCUDAHost:
+    case kDLROCMHost:
+      return "cpu";
+    case kDLCUDA:
+    case kDLROCM:  // onnxruntime's Python names ROCm memory "cuda" too
+      return "cuda";
+    default:
+      return nullptr;
+  }
+}
+
+bool onnxruntime_wraps(DLDeviceType type) { return type == kDLCPU || type == kDLCUDA || type == kDLROCM; }
+
+bool is_plain(const DLTensor& t, uint64_t flags) noexcept {
+  return t.byte_offset == 0 && (flags & DLPACK_FLAG_BITMASK_READ_ONLY) == 0 && t.dtype.bits >= 8 &&
+         t.dtype.code != kDLComplex && onnxruntime_wraps(t.device.device_type) && imports_in_place(t, flags);
+}
+
+const OrtEpDevice* find_ep_device(const std::string& ep_name, int64_t hardware_type, int64_t vendor_id,
+                                  int64_t device_id) {
+  const OrtApi& api = ort();
+  for (const OrtEpDevice* d : detail::env_ep_devices()) {
+    const OrtHardwareDevice* hw = api.EpDevice_Device(d);
+    if (ep_name == api.EpDevice_EpName(d) && static_cast<int64_t>(api.HardwareDevice_Type(hw)) == hardware_type &&
+        static_cast<int64_t>(api.HardwareDevice_VendorId(hw)) == vendor_id &&
+        static_cast<int64_t>(api.HardwareDevice_DeviceId(hw)) == device_id) {
+      return d;
+    }
+  }
+  throw Error(ErrorKind::kInvalidArgument,
+              "OrtEpDevice of EP '" + ep_name + "' is not among the environment's EP devices");
+}
+
+bool readable_word(const void* p) noexcept {
+  const auto address = reinterpret_cast<uintptr_t>(p);
+  if (address == 0 || address % alignof(void*) != 0) return false;
+  // The kernel copies the word into a pipe of the process's own, or fails with EFAULT for an address the process
+  // cannot read (unmapped, PROT_NONE): the copy is the kernel's, so no signal reaches the process. The word is read
+  // back at once, under a lock: the pipe never fills.
+  static int fds[2] = {-1, -1};
+  static std::mutex mutex;
+  const std::lock_guard<std::mutex> lock(mutex);
+  if (fds[0] < 0 && pipe2(fds, O_CLOEXEC | O_NONBLOCK) != 0) return false;
+  ssize_t written = 0;
+  do {
+    written = write(fds[1], p, sizeof(void*));
+  } while (written < 0 && errno == EINTR);
+  if (written != static_cast<ssize_t>(sizeof(void*))) return false;
+  void* word = nullptr;
+  return read(fds[0], &word, sizeof(word)) == static_cast<ssize_t>(sizeof(word));
+}
+
+const char* borrow_reason(Borrow status) {
+  switch (status) {
+    case Borrow::kReached:
+      return "reached";
+    case Borrow::kNoConduit:
+      return "no SessionIOBinding of its C session through pybind11's conduit";
+    case Borrow::kUnreadable:
+      return "the SessionIOBinding's first word cannot be read";
+    case Borrow::kNotASession:
+      return "the SessionIOBinding's first member is not an ORT session (its vtable is not ORT's session class's)";
+  }
+  return "unknown";
+}
+
+BorrowedPointer session_at(const void* const* first) {
+  if (!readable_word(first)) return {nullptr, Borrow::kUnreadable};
+  const void* session = *first;
+  if (!readable_word(session)) return {nullptr, Borrow::kUnreadable};
+  if (*static_cast<const void* const*>(session) != session_vtable()) return {nullptr, Borrow::kNotASession};
+  return {static_cast<OrtSession*>(const_cast<void*>(session)), Borrow::kReached};
+}
+
+}  // namespace ortdlpack
