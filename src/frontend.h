@@ -19,13 +19,14 @@
 #include <string>
 #include <vector>
 
-#include "device_names.h"   // devices and memory by the names and enum values a binding's users write
-#include "dlpack_layout.h"  // a DLPack tensor from outside checked field by field, before a binding reads it
-#include "dtype_names.h"    // element types by numpy-style name and by XLA's numbers (the one dtype table)
-#include "ep_packages.h"    // the finder of installed EP packages the embedding application installs
-#include "frameworks.h"     // the frameworks a binding's users hand tensors to and from (the one table of them)
+#include "compiled_sessions.h"   // sessions compiled code (torch's operator, XLA's FFI call) names by a number
+#include "device_names.h"        // devices and memory by the names and enum values a binding's users write
+#include "dlpack_layout.h"       // a DLPack tensor from outside checked field by field, before a binding reads it
+#include "dtype_names.h"         // element types by numpy-style name and by XLA's numbers (the one dtype table)
+#include "ep_packages.h"         // the finder of installed EP packages the embedding application installs
+#include "frameworks.h"          // the frameworks a binding's users hand tensors to and from (the one table of them)
 #include "onnxruntime_python.h"  // onnxruntime's Python API: its device names, the OrtSession behind its sessions
-#include "ort.h"            // the ORT C API idioms (memory fields, the env's EP devices, statuses)
+#include "ort.h"                 // the ORT C API idioms (memory fields, the env's EP devices, statuses)
 #include "ortdlpack/session.h"
 #include "ortdlpack/tensor.h"
 #include "run_plan.h"  // the plan a Runtime carries out, and its Reader

@@ -15,7 +15,6 @@
 #include <string>
 #include <vector>
 
-#include "compiled_sessions.h"
 #include "errors.h"
 #include "output_frameworks.h"
 #include "registrations.h"

@@ -1,5 +1,5 @@
 // The XLA FFI handler behind ortdlpack.jax_function: XLA calls it inside a compiled computation with its own buffers,
-// and it runs a compiled session (compiled_sessions.cc) on them: every argument imported as a read-only feed and every
+// and it runs a compiled session (compiled_sessions.h) on them: every argument imported as a read-only feed and every
 // result as a destination ORT writes in place (the core's import, Session::run and RunOptions::destinations), so no
 // byte is copied and nothing crosses into Python. The output shapes XLA allocated are those ShapeRules derived at
 // trace time; the core checks them again against the model before ORT runs.
@@ -13,7 +13,6 @@
 #include <string>
 #include <vector>
 
-#include "compiled_sessions.h"
 #include "errors.h"
 #include "registrations.h"
 #include "tensors.h"
