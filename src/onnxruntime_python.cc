@@ -5,6 +5,7 @@
 #include <unistd.h>
 
 #include <cerrno>
+#include <iterator>
 #include <mutex>
 #include <string>
 
@@ -90,6 +91,32 @@ BorrowedPointer session_at(const void* const* first) {
   if (!readable_word(session)) return {nullptr, Borrow::kUnreadable};
   if (*static_cast<const void* const*>(session) != session_vtable()) return {nullptr, Borrow::kNotASession};
   return {static_cast<OrtSession*>(const_cast<void*>(session)), Borrow::kReached};
+}
+
+const OnnxruntimeError kOnnxruntimeErrors[16] = {
+    {ORT_OK, "OK", nullptr},
+    {ORT_FAIL, "FAIL", "Fail"},
+    {ORT_INVALID_ARGUMENT, "INVALID_ARGUMENT", "InvalidArgument"},
+    {ORT_NO_SUCHFILE, "NO_SUCHFILE", "NoSuchFile"},
+    {ORT_NO_MODEL, "NO_MODEL", "NoModel"},
+    {ORT_ENGINE_ERROR, "ENGINE_ERROR", "EngineError"},
+    {ORT_RUNTIME_EXCEPTION, "RUNTIME_EXCEPTION", "RuntimeException"},
+    {ORT_INVALID_PROTOBUF, "INVALID_PROTOBUF", "InvalidProtobuf"},
+    {ORT_MODEL_LOADED, "MODEL_LOADED", nullptr},
+    {ORT_NOT_IMPLEMENTED, "NOT_IMPLEMENTED", "NotImplemented"},
+    {ORT_INVALID_GRAPH, "INVALID_GRAPH", "InvalidGraph"},
+    {ORT_EP_FAIL, "EP_FAIL", "EPFail"},
+    {ORT_MODEL_LOAD_CANCELED, "MODEL_LOAD_CANCELED", "ModelLoadCanceled"},
+    {ORT_MODEL_REQUIRES_COMPILATION, "MODEL_REQUIRES_COMPILATION", "ModelRequiresCompilation"},
+    {ORT_NOT_FOUND, "NOT_FOUND", "NotFound"},
+    {ORT_DEVICE_RESET, "DEVICE_RESET", "DeviceReset"},  // (onnxruntime's class since 1.32)
+};
+
+std::string onnxruntime_message(const Error& e) {
+  static const OnnxruntimeError unknown{ORT_FAIL, "GENERAL ERROR", nullptr};
+  const auto i = static_cast<size_t>(e.ort_code());
+  const OnnxruntimeError& c = i < std::size(kOnnxruntimeErrors) ? kOnnxruntimeErrors[i] : unknown;
+  return "[ONNXRuntimeError] : " + std::to_string(i) + " : " + c.status_name + " : " + e.what();
 }
 
 }  // namespace ortdlpack

@@ -10,6 +10,8 @@
 #include <cstdint>
 #include <string>
 
+#include "ortdlpack/error.h"
+
 namespace ortdlpack {
 
 /// \brief The device name onnxruntime's Python API uses for memory of that DLPack type ("cpu" for host memory,
@@ -53,5 +55,19 @@ BorrowedPointer session_at(const void* const* first);
 bool readable_word(const void* p) noexcept;
 /// \brief What a Borrow says, for messages and show_config.
 const char* borrow_reason(Borrow status);
+
+/// \brief How onnxruntime's Python binding raises ORT error `code` (onnxruntime_pybind_exceptions.cc): the name its
+/// messages give the code (Status::ToString: "INVALID_ARGUMENT", "GENERAL ERROR" for a code it does not know:
+/// onnxruntime_message) and its exception class in onnxruntime.capi.onnxruntime_pybind11_state ("InvalidArgument";
+/// nullptr: RuntimeError, as for MODEL_LOADED and codes it does not know). kOnnxruntimeErrors is indexed by code.
+struct OnnxruntimeError {
+  OrtErrorCode code;
+  const char* status_name;
+  const char* class_name;
+};
+extern const OnnxruntimeError kOnnxruntimeErrors[16];
+/// \brief The message onnxruntime's Python raises an ORT error (ort_code() not ORT_OK) with: "[ONNXRuntimeError] :
+/// <code> : <NAME> : <ORT's message>".
+std::string onnxruntime_message(const Error& e);
 
 }  // namespace ortdlpack

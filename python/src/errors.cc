@@ -3,6 +3,7 @@
 // XLA's FFI error codes, for the jax_function handler (xla_ffi.cc).
 #include "errors.h"
 
+#include <iterator>
 #include <string>
 
 #include "registrations.h"
@@ -38,39 +39,13 @@ const Row& row(ErrorKind kind) {
   return kRows[3];
 }
 
-// onnxruntime's exception class for each ORT error code, as its binding raises them (onnxruntime_pybind_exceptions.cc:
-// one class per code, each derived from Exception alone; MODEL_LOADED and codes it does not know fall to its default,
-// a RuntimeError), and the name its messages give the code (Status::ToString). `onnxruntime` is NULL where the
-// installed onnxruntime has no class of that name (DeviceReset before 1.32).
-struct OrtClass {
-  OrtErrorCode code;
-  const char* status_name;
-  const char* name;  // nullptr: raised as RuntimeError
-  PyObject* onnxruntime = nullptr;
-};
-OrtClass g_ort_classes[] = {
-    {ORT_FAIL, "FAIL", "Fail"},
-    {ORT_INVALID_ARGUMENT, "INVALID_ARGUMENT", "InvalidArgument"},
-    {ORT_NO_SUCHFILE, "NO_SUCHFILE", "NoSuchFile"},
-    {ORT_NO_MODEL, "NO_MODEL", "NoModel"},
-    {ORT_ENGINE_ERROR, "ENGINE_ERROR", "EngineError"},
-    {ORT_RUNTIME_EXCEPTION, "RUNTIME_EXCEPTION", "RuntimeException"},
-    {ORT_INVALID_PROTOBUF, "INVALID_PROTOBUF", "InvalidProtobuf"},
-    {ORT_MODEL_LOADED, "MODEL_LOADED", nullptr},
-    {ORT_NOT_IMPLEMENTED, "NOT_IMPLEMENTED", "NotImplemented"},
-    {ORT_INVALID_GRAPH, "INVALID_GRAPH", "InvalidGraph"},
-    {ORT_EP_FAIL, "EP_FAIL", "EPFail"},
-    {ORT_MODEL_LOAD_CANCELED, "MODEL_LOAD_CANCELED", "ModelLoadCanceled"},
-    {ORT_MODEL_REQUIRES_COMPILATION, "MODEL_REQUIRES_COMPILATION", "ModelRequiresCompilation"},
-    {ORT_NOT_FOUND, "NOT_FOUND", "NotFound"},
-    {ORT_DEVICE_RESET, "DEVICE_RESET", "DeviceReset"},
-};
+// onnxruntime's exception class of each ORT error code (kOnnxruntimeErrors), by code; NULL: RuntimeError, or a class
+// the installed onnxruntime lacks (DeviceReset before 1.32). Process lifetime.
+PyObject* g_onnxruntime_classes[std::size(kOnnxruntimeErrors)] = {};
 
-const OrtClass* ort_class(OrtErrorCode code) {
-  for (const OrtClass& c : g_ort_classes) {
-    if (c.code == code) return &c;
-  }
-  return nullptr;
+PyObject* onnxruntime_class(OrtErrorCode code) {
+  const auto i = static_cast<size_t>(code);
+  return i < std::size(g_onnxruntime_classes) ? g_onnxruntime_classes[i] : nullptr;
 }
 
 }  // namespace
@@ -82,18 +57,16 @@ int xla_error_code(ErrorKind kind) { return row(kind).xla; }
 void raise_as_onnxruntime(const Error& e) {
   if (e.ort_code() == ORT_OK) {
     PyErr_SetString(exception_type(e.kind()), e.what());
-    throw nb::python_error();
+  } else {
+    PyObject* type = onnxruntime_class(e.ort_code());
+    PyErr_SetString(type != nullptr ? type : PyExc_RuntimeError, onnxruntime_message(e).c_str());
   }
-  const OrtClass* c = ort_class(e.ort_code());
-  const std::string message = "[ONNXRuntimeError] : " + std::to_string(static_cast<int>(e.ort_code())) + " : " +
-                              (c != nullptr ? c->status_name : "GENERAL ERROR") + " : " + e.what();
-  PyErr_SetString(c != nullptr && c->onnxruntime != nullptr ? c->onnxruntime : PyExc_RuntimeError, message.c_str());
   throw nb::python_error();
 }
 
 bool is_onnxruntime_error(nb::handle type, OrtErrorCode code) {
-  const OrtClass* c = ort_class(code);
-  return c != nullptr && c->onnxruntime != nullptr && type.is(c->onnxruntime);
+  PyObject* c = onnxruntime_class(code);
+  return c != nullptr && type.is(c);
 }
 
 int set_python_error() noexcept {
@@ -151,10 +124,10 @@ void define_errors(nb::module_& m) {
   // ortdlpack.errors.<name>: onnxruntime's own classes, which the session APIs raise (process lifetime).
   const nb::object state = nb::module_::import_("onnxruntime.capi.onnxruntime_pybind11_state");
   nb::dict classes;
-  for (OrtClass& c : g_ort_classes) {
-    if (c.name == nullptr || !nb::hasattr(state, c.name)) continue;
-    c.onnxruntime = nb::object(state.attr(c.name)).release().ptr();
-    classes[c.name] = nb::handle(c.onnxruntime);
+  for (const OnnxruntimeError& c : kOnnxruntimeErrors) {
+    if (c.class_name == nullptr || !nb::hasattr(state, c.class_name)) continue;
+    g_onnxruntime_classes[c.code] = nb::object(state.attr(c.class_name)).release().ptr();
+    classes[c.class_name] = nb::handle(g_onnxruntime_classes[c.code]);
   }
   m.attr("_onnxruntime_errors") = classes;
   nb::register_exception_translator([](const std::exception_ptr& p, void*) {

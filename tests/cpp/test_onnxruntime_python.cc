@@ -7,6 +7,7 @@
 #include <unistd.h>
 
 #include <cstdint>
+#include <iterator>
 #include <memory>
 #include <utility>
 
@@ -75,6 +76,14 @@ TEST(OnnxruntimePython, ASessionOfThisOrtIsRecognisedByItsVtable) {
   const BorrowedPointer b = session_at(&first);
   EXPECT_EQ(b.status, Borrow::kReached);
   EXPECT_EQ(b.session, s.get());
+}
+
+TEST(OnnxruntimePython, OrtErrorsAreWordedAsOnnxruntimesPythonWordsThem) {
+  for (size_t code = 0; code < std::size(kOnnxruntimeErrors); ++code)
+    EXPECT_EQ(static_cast<size_t>(kOnnxruntimeErrors[code].code), code);
+  EXPECT_EQ(onnxruntime_message(Error(ORT_INVALID_ARGUMENT, "bad")), "[ONNXRuntimeError] : 2 : INVALID_ARGUMENT : bad");
+  EXPECT_EQ(onnxruntime_message(Error(ORT_EP_FAIL, "gone")), "[ONNXRuntimeError] : 11 : EP_FAIL : gone");
+  EXPECT_EQ(kOnnxruntimeErrors[ORT_MODEL_LOADED].class_name, nullptr);  // onnxruntime raises a RuntimeError
 }
 
 }  // namespace
