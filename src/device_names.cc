@@ -1,4 +1,4 @@
-// How devices and memory are named: DLPack device types (messages and bindings), ORT device and memory types. Every
+// How devices and memory are named: DLPack device types (messages and front ends), ORT device and memory types. Every
 // name table once.
 #include <cctype>
 #include <climits>
@@ -19,7 +19,7 @@
 namespace ortdlpack {
 namespace {
 
-// DLPack device types: the enum's name (messages), the name bindings use, and whether DLPack's data pointer there
+// DLPack device types: the enum's name (messages), the name front ends use, and whether DLPack's data pointer there
 // is a handle of the device API's buffer object (dlpack.h: OpenCL's cl_mem, Vulkan's VkBuffer, Metal's MTLBuffer,
 // WebGPU's WGPUBuffer) rather than an address.
 struct DlName {
@@ -60,7 +60,7 @@ std::string upper(const char* s) {
   return r;
 }
 
-// ORT's device types and memory types, named as bindings spell them (messages print them upper-case).
+// ORT's device types and memory types, named as front ends spell them (messages print them upper-case).
 template <class T>
 struct Named {
   T value;

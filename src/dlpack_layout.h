@@ -1,5 +1,5 @@
 // Internal: a DLPack tensor from outside, validated field by field, and what its layout is to ORT: whether the
-// import holds it in place (compact row-major, aligned) or only as a copy. import.cc imports with it; a binding asks
+// import holds it in place (compact row-major, aligned) or only as a copy. import.cc imports with it; a front end asks
 // it before it hands a tensor on (imports_in_place).
 #pragma once
 

@@ -1,6 +1,6 @@
-// Internal: element types as bindings spell them and hold them, by the core's one dtype table (dtype.cc): by the
-// numpy-style names dtype_name() (dtype.h) gives them, for bindings that take a dtype by name (the Python binding's
-// torch and JAX ops), and by XLA's numbers, for the binding's XLA FFI handler. No C++ user calls them.
+// Internal: element types as front ends spell them and hold them, by the core's one dtype table (dtype.cc): by the
+// numpy-style names dtype_name() (dtype.h) gives them, for front ends that take a dtype by name (the Python
+// extension's torch and JAX ops), and by XLA's numbers, for the extension's XLA FFI handler. No C++ user calls them.
 #pragma once
 
 #include <onnxruntime_c_api.h>

@@ -1,5 +1,5 @@
 // Internal: installed EP packages (onnxruntime-ep-*, and the distributions the EP table names), through a finder the
-// embedding application installs: the core reads no package metadata itself (the Python binding's finder reads the
+// embedding application installs: the core reads no package metadata itself (the Python extension's finder reads the
 // installed distributions' files; a C++ application without one registers EP libraries from ORT's folder only).
 #pragma once
 

@@ -1,4 +1,4 @@
-// Internal, for front ends (the Python extension): the one private header a language binding includes beyond
+// Internal, for front ends (the Python extension): the one private header a front end includes beyond
 // include/ortdlpack/, and what of the core's internals it may use: each header below for the reason its line gives,
 // and the entry points of a run a front end makes.
 //
@@ -20,11 +20,11 @@
 #include <vector>
 
 #include "compiled_sessions.h"   // sessions compiled code (torch's operator, XLA's FFI call) names by a number
-#include "device_names.h"        // devices and memory by the names and enum values a binding's users write
-#include "dlpack_layout.h"       // a DLPack tensor from outside checked field by field, before a binding reads it
+#include "device_names.h"        // devices and memory by the names and enum values a front end's users write
+#include "dlpack_layout.h"       // a DLPack tensor from outside checked field by field, before a front end reads it
 #include "dtype_names.h"         // element types by numpy-style name and by XLA's numbers (the one dtype table)
 #include "ep_packages.h"         // the finder of installed EP packages the embedding application installs
-#include "frameworks.h"          // the frameworks a binding's users hand tensors to and from (the one table of them)
+#include "frameworks.h"          // the frameworks a front end's users hand tensors to and from (the one table of them)
 #include "onnxruntime_python.h"  // onnxruntime's Python API: its device names, the OrtSession behind its sessions
 #include "ort.h"                 // the ORT C API idioms (memory fields, the env's EP devices, statuses)
 #include "ortdlpack/session.h"

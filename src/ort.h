@@ -13,7 +13,7 @@
 namespace ortdlpack {
 
 // The newest C API version the running ORT serves: its minor release number (32 for ORT 1.32), which may be
-// newer than this build's headers (ort_api_version() is capped by them). No C++ user calls it: what a binding asks
+// newer than this build's headers (ort_api_version() is capped by them). No C++ user calls it: what a front end asks
 // where behaviour differs between ORT releases rather than API versions.
 uint32_t ort_runtime_api_version();
 

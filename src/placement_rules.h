@@ -15,7 +15,7 @@ const OrtMemoryInfo* named_memory(const Target& target);
 bool is_at(const Tensor& t, const Target& target);
 
 // The decision alone, without acting on it: whether place() copies (Error(kCopyRequired) when `copy` forbids
-// the copy it needs). Lets a caller prepare for a copy (a binding releases its interpreter lock) only when one comes.
+// the copy it needs). Lets a caller prepare for a copy (a front end releases its interpreter lock) only when one comes.
 bool copies(const Tensor& t, const Target& target, CopyMode copy, const char* what);
 
 }  // namespace ortdlpack

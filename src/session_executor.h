@@ -164,7 +164,8 @@ struct Session::Impl {
     return plan;
   }
 
-  // Binds, runs and collects a plan on an idle IoBinding (the binding is cleared on every path).
+  // Runs a plan through ORT's plain Run (RunPlan::plain), or binds, runs and collects it on an idle IoBinding (the
+  // IoBinding is cleared on every path).
   std::vector<Tensor> execute(const RunPlan& plan, const OrtRunOptions* run_options, const CallerStream* per_run) {
     if (captures_graphs && graph_of(run_options) != kNoCapture) {
       throw Error(ErrorKind::kInvalidArgument,
@@ -280,7 +281,7 @@ struct Session::Impl {
   // places outputs nowhere in particular (no output_target but the host): what plan_run decided for it depends on the
   // feeds' names and memory, the output names and who reads the outputs — not on shapes (ORT checks them) nor on
   // addresses — so a run with the same ones takes it again, its feeds staged anew where it staged them (a decode loop
-  // feeding each step's outputs back, a compiled call). A new SessionInfo (set_providers: a new Session) starts
+  // feeding each step's outputs back). A new SessionInfo (set_providers: a new Session) starts
   // without one.
   class PlanCache {
    public:

@@ -61,7 +61,7 @@ bool unregister_device(OrtMemoryInfoDeviceType device_type, uint32_t vendor_id, 
 int register_ep_devices(OrtEnv* env);
 
 /// \brief The lower-case name of a DLPack device type ("cpu", "cuda", "cuda_host", "webgpu", "ext_dev", ...): how
-/// bindings spell devices; nullptr for a type DLPack does not name.
+/// front ends spell devices; nullptr for a type DLPack does not name.
 const char* device_type_name(DLDeviceType type);
 
 /// \brief Whether DLPack's data pointer on devices of this type is a handle of the device API's buffer object (OpenCL,

@@ -1,11 +1,11 @@
 // ortdlpack: the one exception type of the library.
 //
 // Every failure, whether ORT returned an OrtStatus or a DLPack field failed validation, leaves the library as an
-// ortdlpack::Error. The kind tells a binding which language-level error to raise; the Python package maps
-// kInvalidArgument -> ValueError, kUnsupported/kCopyRequired -> BufferError, kRuntime -> RuntimeError
-// (Array API standard rules for DLPack). A failure ORT reports, or one ortdlpack finds first where ORT would report
-// it too (an unknown input name), also carries ORT's error code, so a binding can raise what ORT's own binding
-// raises for it (Python: onnxruntime's InvalidArgument, Fail, ... classes).
+// ortdlpack::Error. The kind tells a front end which language-level error to raise; the Python package maps
+// kInvalidArgument -> ValueError, kUnsupported -> BufferError, kCopyRequired -> CopyRequiredError (both ValueError and
+// BufferError), kRuntime -> RuntimeError (Array API standard rules for DLPack). A failure ORT reports, or one ortdlpack
+// finds first where ORT would report it too (an unknown input name), also carries ORT's error code, so a front end can
+// raise what ORT's own Python raises for it (onnxruntime's InvalidArgument, Fail, ... classes).
 #pragma once
 
 #include <onnxruntime_c_api.h>

@@ -1,4 +1,5 @@
-// ortdlpack: running an OrtSession on Tensors (and so on DLPack tensors), without copies, through IoBinding.
+// ortdlpack: running an OrtSession on Tensors (and so on DLPack tensors), without copies, through IoBinding or ORT's
+// plain Run.
 //
 //   ortdlpack::Session s(session);                               // borrows the OrtSession; caches its metadata
 //   std::vector<ortdlpack::Tensor> out = s.run({{"x", from_dlpack(x).tensor}});   // all outputs, model order
@@ -19,8 +20,8 @@
 //
 // What ortdlpack must know before ORT runs is checked before ORT runs, once per run, naming the input or output; what
 // ORT checks itself (a feed's element type, rank and dimensions) is ORT's to check, in its words. Refusals ORT's own
-// run makes too carry ORT's code and ORT's words (error.h: ORT_INVALID_ARGUMENT), so a binding raises exactly what
-// ORT's own binding raises for them; nothing ORT accepts is refused:
+// run makes too carry ORT's code and ORT's words (error.h: ORT_INVALID_ARGUMENT), so a front end raises exactly what
+// ORT's own Python raises for them; nothing ORT accepts is refused:
 //   Error(ORT_INVALID_ARGUMENT): an unknown input name ("Invalid input name: z"), an unknown output name ("Invalid
 //     output name:q").
 //   Error(kInvalidArgument): a missing required input (onnxruntime's words: "Required inputs (['x']) are missing from

@@ -63,7 +63,7 @@ struct RunOptions {
   // for that output must be exactly that tensor (data pointer, element type, shape, memory). An output declared in
   // place is bound whether requested or not, and returned only where requested.
   std::vector<std::pair<std::string, std::string>> in_place;
-  // Passed through to RunWithBinding (tags, terminate flag, config entries). May be NULL.
+  // Passed through to ORT's run, RunWithBinding or Run (tags, terminate flag, config entries). May be NULL.
   const OrtRunOptions* run_options = nullptr;
   // A caller's native stream for this run (Session::bind: for every run of the Binding), on the device of the run's
   // device tensors (those of its first feed or destination in device memory), e.g. the stream a framework computes

@@ -1,8 +1,7 @@
-"""The exceptions ortdlpack raises for ONNX Runtime's failures: for each of onnxruntime's classes
-(``onnxruntime.capi.onnxruntime_pybind11_state.InvalidArgument``, ``Fail``, ``NoSuchFile``, ``NotImplemented``, ...)
-a class of the same name that derives from it and from the Python class of ortdlpack's conventions
-(``ValueError``, ``BufferError`` or ``RuntimeError``): code written for onnxruntime catches them, and so does code
-written for ortdlpack. Only the classes the installed onnxruntime has are here."""
+"""The exceptions ortdlpack's session APIs raise for ONNX Runtime's failures: onnxruntime's own classes, by their
+names (``ortdlpack.errors.InvalidArgument`` is ``onnxruntime.capi.onnxruntime_pybind11_state.InvalidArgument``;
+``Fail``, ``NoSuchFile``, ``NotImplemented``, ...), raised with onnxruntime's messages, so code written for onnxruntime
+catches them unchanged. Only the classes the installed onnxruntime has are here."""
 
 from ._ortdlpack import _onnxruntime_errors
 

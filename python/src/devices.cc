@@ -68,9 +68,9 @@ long long to_integer(nb::handle h, const char* what, long long min, long long ma
 const OrtEpDevice* ep_device_of(nb::handle ep) {
   nb::object hw = ep.attr("device");
   return find_ep_device(nb::cast<std::string>(ep.attr("ep_name")),
-                            to_integer(hw.attr("type"), "OrtHardwareDevice.type"),
-                            to_integer(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
-                            to_integer(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
+                        to_integer(hw.attr("type"), "OrtHardwareDevice.type"),
+                        to_integer(hw.attr("vendor_id"), "OrtHardwareDevice.vendor_id"),
+                        to_integer(hw.attr("device_id"), "OrtHardwareDevice.device_id"));
 }
 
 DLDevice dl_device_of(const Target& device) {

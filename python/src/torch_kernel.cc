@@ -3,8 +3,8 @@
 //   _torch_run(session, inputs) -> outputs: the operator's kernel, for every dispatch key. ORT allocates the outputs
 //     on the inputs' device; they reach torch through its C exchange API, ordered for torch's current stream. It is
 //     registered as the operator's Python kernel: torch calls it with no Python frame in between (custom_op's wrappers
-//     cost more than the run of a small model), and its errors reach the caller as the exceptions ortdlpack raises
-//     everywhere (a C++ kernel's could only be torch's RuntimeError).
+//     cost more than the run of a small model), and its errors reach the caller as the session APIs raise them
+//     everywhere, onnxruntime's classes for ORT's (a C++ kernel's could only be torch's RuntimeError).
 //   _torch_run_into(*inputs, session, out=output): what code Inductor generates calls for a model of one output whose
 //     size its inputs' sizes give: ORT writes that output into `out`, the buffer Inductor allocated (from its pool,
 //     in the layout its next kernels were compiled for). No output crosses the exchange API, and a model whose output

@@ -529,7 +529,6 @@ class Accelerator:
     computes: bool  # whether the EP runs kernels itself
     compute_dtypes: tuple  # element types whose Add the EP runs (the others fall back to the CPU EP)
     counters: Callable[[], dict] | None  # the virtual device's copy counters since the test began; None elsewhere
-    run_needs: tuple | None  # onnxruntime version ortdlpack.run needs to bind this memory into an InferenceSession
 
     def inference_session(self, model, **config) -> ort.InferenceSession:
         """The user's own onnxruntime session on this EP's device (add_provider_for_devices)."""
@@ -542,13 +541,6 @@ class Accelerator:
 
     def session(self, model, **kwargs) -> ortdlpack.Session:
         return ortdlpack.Session(model, ep=self.ep, intra_op_num_threads=1, **kwargs)
-
-    def skip_without_run(self) -> None:
-        """ortdlpack.run on an InferenceSession binds this device's memory from run_needs on (tests of the error
-        before that call no skip)."""
-        if self.run_needs and ORT_RELEASE < self.run_needs:
-            pytest.skip(f"onnxruntime {ort.__version__} cannot bind {self.name} memory into an InferenceSession "
-                        f"(from {'.'.join(map(str, self.run_needs))}; ortdlpack.run says so, tested elsewhere)")
 
     def ran_on_the_ep(self, session: ort.InferenceSession) -> set | None:
         """Op types of the nodes the EP was assigned in `session` (made with
@@ -600,9 +592,7 @@ def webgpu_or_reason():
     ep_device = _webgpu_device()
     _WEBGPU.append(Accelerator(
         name="webgpu", ep_name=WEBGPU_EP, ep="webgpu", ep_device=ep_device, device=ortdlpack.Device(ep_device),
-        computes=True, compute_dtypes=("float32", "float16", "int32", "uint32"), counters=None,
-        # Raw-bound WebGPU memory is named "Cuda" by onnxruntime's Python before 1.30 and refused by the EP.
-        run_needs=(1, 30)))
+        computes=True, compute_dtypes=("float32", "float16", "int32", "uint32"), counters=None))
     return _WEBGPU[0]
 
 
@@ -644,4 +634,4 @@ def accel(request) -> Accelerator:
     return Accelerator(name="virtual device", ep_name=EP_NAME, ep=EP_NAME, ep_device=devices[0],
                        device=ortdlpack.Device(devices[0]), computes=False,
                        compute_dtypes=("float32", "float16", "int32", "uint32"),
-                       counters=request.getfixturevalue("counters"), run_needs=None)
+                       counters=request.getfixturevalue("counters"))

@@ -452,7 +452,6 @@ def runner(accel: Accelerator, way: str, model: bytes):
     if way == "Session":
         s = accel.session(model)
         return lambda feeds, **kw: s.run(feeds, **kw)
-    accel.skip_without_run()
     s = accel.inference_session(model)
     return lambda feeds, **kw: od.run(s, feeds, **kw)
 
@@ -536,9 +535,8 @@ def test_add_on_the_ep(accel, dtype):
     feeds = {"A": od.from_dlpack(a, device=accel.ep_device), "B": od.from_dlpack(b, device=accel.ep_device)}
     (c,) = accel.session(add_model(dtype)).run(feeds, device=accel.device)
     assert c.device == accel.device and c.numpy().tobytes() == (a + b).tobytes()
-    if accel.run_needs is None or ORT_RELEASE >= accel.run_needs:
-        (c,) = od.run(s, feeds, device=accel.device)
-        assert c.device == accel.device and c.numpy().tobytes() == (a + b).tobytes()
+    (c,) = od.run(s, feeds, device=accel.device)
+    assert c.device == accel.device and c.numpy().tobytes() == (a + b).tobytes()
 
 
 @pytest.mark.parametrize("way", ["Session", "run"])
@@ -625,8 +623,7 @@ so = ort.SessionOptions()
 so.add_provider_for_devices([ep_device], {})
 inference = ort.InferenceSession(model, so)
 live = [t, s, inference, s.run({"x": t}, device=device)[0], ortdlpack.from_dlpack(t, device=device, copy=True)]
-if sys.argv[3] == "run":
-    live.append(ortdlpack.run(inference, {"x": t}, device=device)[0])
+live.append(ortdlpack.run(inference, {"x": t}, device=device)[0])
 print("alive:", len(live), flush=True)
 """
 
@@ -636,12 +633,11 @@ def test_interpreter_exit_with_live_device_tensors(accel, tmp_path):
     (a process of its own: the test process keeps its EP libraries registered)."""
     model = tmp_path / "affine.onnx"
     model.write_bytes(affine_model())
-    with_run = "run" if accel.run_needs is None or ORT_RELEASE >= accel.run_needs else "no-run"
     env = dict(os.environ, PYTHONPATH=os.pathsep.join(p for p in sys.path if p))
-    proc = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, "webgpu" if accel.computes else "virtual", str(model),
-                           with_run], capture_output=True, text=True, timeout=120, env=env)
+    proc = subprocess.run([sys.executable, "-c", _EXIT_SCRIPT, "webgpu" if accel.computes else "virtual", str(model)],
+                           capture_output=True, text=True, timeout=120, env=env)
     assert proc.returncode == 0, proc.stderr
-    assert proc.stdout == f"alive: {6 if with_run == 'run' else 5}\n"
+    assert proc.stdout == "alive: 6\n"
     assert "rror" not in proc.stderr  # (Dawn's two warnings about reduced limits may be there)
 
 

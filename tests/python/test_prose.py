@@ -164,7 +164,6 @@ def test_list_shows_every_reference(tree):
         assert any(f": {symbol}: " in line for line in ok), (symbol, proc.stdout)
 
 
-@pytest.mark.xfail(strict=False, reason="the tree is being cleaned (issue 42)")
 def test_this_tree_names_what_it_has():
     proc = run_check(ROOT)
     assert proc.returncode == 0, "stale references in comments and docs (scripts/check_prose.py):\n" + proc.stdout
