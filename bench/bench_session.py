@@ -10,6 +10,8 @@ the baseline `session.run + numpy`: torch.from_numpy(o) for o in sess.run(None, 
   ortdlpack.run, outputs=       the same into preallocated torch tensors (ORT writes into them)
   Session.run                   ortdlpack.Session(path, opts).run({"x": t}, output_type="torch") (C++)
   Session.bind().run()          b = session.bind({"x": t}, output_type="torch") once, then b.run() (no planning)
+  bind().run(feeds=), same object   b.run(feeds={"x": t}): the bound feed given again (no change: nothing imported)
+  bind().run(feeds=), new object    b.run(feeds={"x": t.view(shape)}): a new tensor each run (imported, rebound)
   InferenceSession.run          ortdlpack.InferenceSession (onnxruntime's, subclassed): run(None, {"x": t})
   InferenceSession.bind().run() the same session's bind({"x": t}) once, then run(): the core's Binding on the
                                 OrtSession onnxruntime created
@@ -76,6 +78,12 @@ def ways(sess: ort.InferenceSession, native: ortdlpack.Session, dropin: ortdlpac
     def w_bound():
         return binding.run()
 
+    def w_rebound_same():  # the feed given again, the same object: no change (no import, no rebinding)
+        return binding.run(feeds=feeds)
+
+    def w_rebound_new():  # a new object over the same memory each run: imported and bound again
+        return binding.run(feeds={in_name: x.view(shape)})
+
     def w_dropin():
         return dropin.run(None, feeds)
 
@@ -109,6 +117,8 @@ def ways(sess: ort.InferenceSession, native: ortdlpack.Session, dropin: ortdlpac
         ("ortdlpack.run, outputs=", w_ortdlpack_out),
         ("Session.run", w_native),
         ("Session.bind().run()", w_bound),
+        ("bind().run(feeds=), same object", w_rebound_same),
+        ("bind().run(feeds=), new object", w_rebound_new),
         ("InferenceSession.run", w_dropin),
         ("InferenceSession.bind().run()", w_dropin_bound),
         (BASE, w_numpy),
@@ -208,6 +218,8 @@ def main(argv=None) -> int:
         (f"InferenceSession.bind().run(), {tiny1}", ratio(tiny1, "InferenceSession.bind().run()"), 0.3),
         (f"InferenceSession.bind().run() / Session.bind().run(), {tiny1}",
          ratio(tiny1, "InferenceSession.bind().run()", "Session.bind().run()"), 1.1),
+        (f"bind().run(feeds=), new object / Session.bind().run(), {tiny1}",
+         ratio(tiny1, "bind().run(feeds=), new object", "Session.bind().run()"), 1.2),
         ("ORT -> torch, one tensor", ratio(export_case, export[0][0], export_base), 0.3),
     ])
     chart_path = args.chart if args.chart is not None else ("" if args.quick else CHART)
