@@ -26,13 +26,13 @@ bool is_cpu_memory(const OrtMemoryInfo* info) {
   return type == OrtMemoryInfoDeviceType_CPU && ort().MemoryInfoGetDeviceMemType(info) == OrtDeviceMemoryType_DEFAULT;
 }
 
-bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b) {
-  if (a == b) return true;
-  if (a == nullptr || b == nullptr) return false;
-  const MemoryFields fa = memory_fields(a), fb = memory_fields(b);
-  return fa.device_type == fb.device_type && fa.vendor_id == fb.vendor_id && fa.memory_type == fb.memory_type &&
-         fa.device_id == fb.device_id;
+MemoryId memory_id(const OrtMemoryInfo* info) {
+  if (info == nullptr) return {};
+  const MemoryFields f = memory_fields(info);
+  return {false, f.device_type, f.vendor_id, f.memory_type, f.device_id};
 }
+
+bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b) { return a == b || memory_id(a) == memory_id(b); }
 
 EpDeviceList::EpDeviceList(const OrtEnv* e) { ortdlpack::check(ort().GetEpDevices(e, &devices_, &count_)); }
 

@@ -36,9 +36,26 @@ MemoryFields memory_fields(const OrtMemoryInfo* info);
 // Host-accessible memory of other devices (pinned) is host memory too, but not CPU memory (device.h: host_accessible).
 bool is_cpu_memory(const OrtMemoryInfo* info);
 
-// Whether two memory infos name the same memory: device type, vendor, device id and memory type (ORT's own
+// Which memory an OrtMemoryInfo names, by value: device type, vendor, device id and memory type (ORT's own
 // CompareMemoryInfo also compares names and allocator kinds, which differ between an EP device's info and the info
-// of a tensor its allocator made). NULL equals only NULL.
+// of a tensor its allocator made). Kept where the info may not outlive it: a tensor's info is its OrtValue's own, and
+// a freed one's address is handed out again (a pointer says nothing once its info is gone). NULL is a memory of its
+// own.
+struct MemoryId {
+  bool null = true;
+  OrtMemoryInfoDeviceType device_type = OrtMemoryInfoDeviceType_CPU;
+  uint32_t vendor_id = 0;
+  OrtDeviceMemoryType memory_type = OrtDeviceMemoryType_DEFAULT;
+  int device_id = 0;
+  bool operator==(const MemoryId& o) const noexcept {
+    return null == o.null && device_type == o.device_type && vendor_id == o.vendor_id && memory_type == o.memory_type &&
+           device_id == o.device_id;
+  }
+  bool operator!=(const MemoryId& o) const noexcept { return !(*this == o); }
+};
+MemoryId memory_id(const OrtMemoryInfo* info);
+
+// Whether two memory infos name the same memory (memory_id).
 bool same_memory(const OrtMemoryInfo* a, const OrtMemoryInfo* b);
 
 // An env's EP devices (ortdlpack's env unless named), in the env's order: one GetEpDevices call, iterated without

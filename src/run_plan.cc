@@ -44,12 +44,14 @@ std::string python_list(const Names& names) {
 // --- checks ------------------------------------------------------------------------------------------------------
 
 // Checks a destination against the model's declaration: element type, rank and fixed dimensions, as ORT reads them (a
-// symbolic dimension takes any size; a declared scalar, rank 0, any shape: ORT checks no shape there).
-void check_destination(const Tensor& tensor, const IoInfo& io, const std::string& role) {
-  if (!tensor) invalid(role + " is an empty Tensor");
+// symbolic dimension takes any size; a declared scalar, rank 0, any shape: ORT checks no shape there). `role()` names
+// the destination in a message (made only then: this runs on every run with destinations).
+template <class Role>
+void check_destination(const Tensor& tensor, const IoInfo& io, const Role& role) {
+  if (!tensor) invalid(role() + " is an empty Tensor");
   if (!io.has_dlpack_form()) invalid("output '" + io.name + "' is " + io.onnx_type + ", which has no destination");
   const auto mismatch = [&](const std::string& what) {
-    invalid(role + ": " + what + ": the model declares " + io.type_string() + ", got " + tensor_string(tensor));
+    invalid(role() + ": " + what + ": the model declares " + io.type_string() + ", got " + tensor_string(tensor));
   };
   if (tensor.element_type() != io.element_type) mismatch("element type mismatch");
   if (!io.has_shape || io.shape.empty()) return;
@@ -218,7 +220,7 @@ void plan_in_place(const SessionInfo& info, const RunOptions& options, RunPlan& 
     RunPlan::Output& out = plan.outputs[at];
     if (out.in_place >= 0) invalid("in_place: output '" + output + "' is declared in place of two inputs");
     const RunPlan::Input& in = plan.inputs[fed];
-    check_destination(in.feed, *io, "output '" + output + "' in place of input '" + input + "'");
+    check_destination(in.feed, *io, [&] { return "output '" + output + "' in place of input '" + input + "'"; });
     check_writable(in.feed, out, info);
     if (needs_staging(in)) {
       invalid("in_place: input '" + input + "' is in " + describe_memory(in.feed.memory_info()) +
@@ -251,7 +253,7 @@ void plan_destinations(const SessionInfo& info, const RunOptions& options, RunPl
       if (plan.outputs[k].io == io) out = &plan.outputs[k];
     }
     if (out == nullptr) invalid("destination for output '" + name + "', which is not requested");
-    check_destination(tensor, *io, "output destination '" + name + "'");
+    check_destination(tensor, *io, [&] { return "output destination '" + name + "'"; });
     if (out->in_place >= 0) {
       if (!same_tensor(tensor, out->destination)) {
         invalid("output destination '" + name + "' is not the tensor fed as input '" +
@@ -380,6 +382,10 @@ RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<
   return plan;
 }
 
+void replan_destinations(const SessionInfo& info, const RunOptions& options, RunPlan& plan) {
+  plan_destinations(info, options, plan);
+}
+
 bool replan_input(RunPlan& plan, size_t index, const Tensor& feed, const SessionInfo& info) {
   RunPlan::Input& in = plan.inputs[index];
   if (!feed) invalid("input '" + in.io->name + "' is an empty Tensor");
@@ -389,7 +395,8 @@ bool replan_input(RunPlan& plan, size_t index, const Tensor& feed, const Session
   for (const RunPlan::Output& out : plan.outputs) {
     if (out.in_place == own) {
       in_place = true;
-      check_destination(feed, *out.io, "output '" + out.io->name + "' in place of input '" + in.io->name + "'");
+      check_destination(feed, *out.io,
+                        [&] { return "output '" + out.io->name + "' in place of input '" + in.io->name + "'"; });
       check_writable(feed, out, info);
       if (needs_staging(next)) {
         invalid("in_place: input '" + in.io->name + "' is in " + describe_memory(feed.memory_info()) +

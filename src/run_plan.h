@@ -85,6 +85,11 @@ inline constexpr size_t kIdleBindings = 8;
 RunPlan plan_run(const SessionInfo& info, const Feeds& feeds, const std::vector<std::string>& output_names,
                  const RunOptions& options, const std::vector<std::string>& values = {}, const Reader& reader = {});
 
+// The destinations of `options` (none written in place) set again on a plan made for the same output names, feeds'
+// memory and destinations' memory, from which they were cleared (PlanCache): each checked as plan_run checks it, its
+// shape, element type, writability and overlaps with this run's feeds and destinations included.
+void replan_destinations(const SessionInfo& info, const RunOptions& options, RunPlan& plan);
+
 // Rebinds input `index` of a planned run to `feed` (Binding::run's changed feeds): staged again where the session
 // reads that input from the host, a destination written in place of it following it, overlaps checked as plan_run
 // checks them. Returns whether its shape differs from the previous feed's.

@@ -153,7 +153,7 @@ struct Session::Impl {
     const bool cacheable = PlanCache::takes(options);
     if (cacheable) {
       const std::lock_guard<std::mutex> lock(plans_mutex);
-      if (plans.matches(feeds, output_names, options, reader)) return plans.instance(feeds);
+      if (plans.matches(feeds, output_names, options, reader)) return plans.instance(feeds, options, info);
     }
     RunPlan plan = plan_run(info, feeds, output_names, options, {}, reader);
     check_tensors_only(plan);
@@ -277,35 +277,47 @@ struct Session::Impl {
     for (const Tensor& t : outputs) order_for_consumer(t, static_cast<int64_t>(per_run->handle));
   }
 
-  // The last plan of a run that writes nothing of the caller's (no destination, nothing in place, no stream) and
-  // places outputs nowhere in particular (no output_target but the host): what plan_run decided for it depends on the
-  // feeds' names and memory, the output names and who reads the outputs — not on shapes (ORT checks them) nor on
-  // addresses — so a run with the same ones takes it again, its feeds staged anew where it staged them (a decode loop
-  // feeding each step's outputs back). A new SessionInfo (set_providers: a new Session) starts
-  // without one.
+  // The last plan of a run that writes nothing in place, orders with no stream of the run's own and places outputs
+  // nowhere in particular (no output_target but the host): what plan_run decided for it depends on the feeds' names
+  // and memory, the output names, the destinations' names and memory and who reads the outputs — not on shapes (ORT
+  // checks them) nor on addresses — so a run with the same ones takes it again, its feeds staged anew where it staged
+  // them (a decode loop feeding each step's outputs back) and its destinations checked and set anew
+  // (replan_destinations: their shapes, writability and overlaps are this run's). A new SessionInfo (set_providers: a
+  // new Session) starts without one.
   class PlanCache {
    public:
     static bool takes(const RunOptions& o) {
-      return o.destinations.empty() && o.in_place.empty() && !o.stream &&
+      return o.in_place.empty() && !o.stream &&
              (o.output_target.kind == Target::Kind::kAnywhere || o.output_target.kind == Target::Kind::kHost);
     }
     bool matches(const Feeds& feeds, const std::vector<std::string>& output_names, const RunOptions& o,
                  const Reader& reader) const {
-      if (!valid_ || feeds.size() != memory_.size() || output_names != output_names_ ||
-          o.output_target.kind != target_ || o.read_on_host != read_on_host_ || reader.framework != reader_.framework ||
-          reader.implied != reader_.implied) {
+      if (!valid_ || feeds.size() != memory_.size() || o.destinations.size() != destinations_.size() ||
+          output_names != output_names_ || o.output_target.kind != target_ || o.read_on_host != read_on_host_ ||
+          reader.framework != reader_.framework || reader.implied != reader_.implied) {
         return false;
       }
       for (size_t i = 0; i < feeds.size(); ++i) {
-        if (feeds[i].second.memory_info() != memory_[i] || feeds[i].first != plan_.inputs[i].io->name) return false;
+        if (feeds[i].first != plan_.inputs[i].io->name ||
+            detail::memory_id(feeds[i].second.memory_info()) != memory_[i]) {
+          return false;
+        }
+      }
+      for (size_t k = 0; k < o.destinations.size(); ++k) {
+        const auto& [name, tensor] = o.destinations[k];
+        if (!tensor || name != destinations_[k].first ||
+            detail::memory_id(tensor.memory_info()) != destinations_[k].second) {
+          return false;
+        }
       }
       return true;
     }
-    RunPlan instance(const Feeds& feeds) const {
+    RunPlan instance(const Feeds& feeds, const RunOptions& o, const SessionInfo& info) const {
       RunPlan plan = plan_;
-      for (size_t i = 0; i < feeds.size(); ++i) {
+      for (size_t i = 0; i < feeds.size(); ++i) plan.inputs[i].feed = feeds[i].second;  // (not empty: see matches)
+      replan_destinations(info, o, plan);
+      for (size_t i = 0; i < feeds.size(); ++i) {  // last, as plan_run stages: once all was checked
         RunPlan::Input& in = plan.inputs[i];
-        in.feed = feeds[i].second;  // (not empty: an empty Tensor's memory matches no feed's)
         if (staged_[i]) in.staged = place(in.feed, Target::host(), CopyMode::kIfNeeded, "run").tensor;
       }
       return plan;
@@ -316,11 +328,15 @@ struct Session::Impl {
       memory_.clear();
       staged_.clear();
       for (RunPlan::Input& in : plan_.inputs) {  // (the template holds no tensor of the caller's)
-        memory_.push_back(in.feed.memory_info());
+        memory_.push_back(detail::memory_id(in.feed.memory_info()));
         staged_.push_back(static_cast<bool>(in.staged));
         in.feed = Tensor();
         in.staged = Tensor();
       }
+      for (RunPlan::Output& out : plan_.outputs) out.destination = Tensor();
+      destinations_.clear();
+      for (const auto& [name, tensor] : o.destinations)
+        destinations_.emplace_back(name, detail::memory_id(tensor.memory_info()));
       output_names_ = output_names;
       target_ = o.output_target.kind;
       read_on_host_ = o.read_on_host;
@@ -331,8 +347,9 @@ struct Session::Impl {
    private:
     bool valid_ = false;
     RunPlan plan_;
-    std::vector<const OrtMemoryInfo*> memory_;  // of each feed
-    std::vector<bool> staged_;                  // whether each feed is staged to the host
+    std::vector<detail::MemoryId> memory_;                                // of each feed (by value: see MemoryId)
+    std::vector<bool> staged_;                                            // whether each feed is staged to the host
+    std::vector<std::pair<std::string, detail::MemoryId>> destinations_;  // each destination's name and memory
     std::vector<std::string> output_names_;
     Target::Kind target_ = Target::Kind::kAnywhere;
     bool read_on_host_ = false;

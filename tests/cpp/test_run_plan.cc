@@ -82,6 +82,45 @@ TEST_F(RunPlanTest, AChangedSignatureIsPlannedAnew) {
   EXPECT_EQ(third(s.run({{"X", host_iota(8)}}, {"Y"}, on_host)[0]), 2 * x3);
 }
 
+// A plan is reused by the memory its feeds are in, never by the address of what describes that memory: a device feed
+// whose OrtValue takes the address a freed host feed's had (the allocator reuses it) is planned anew and staged.
+TEST_F(RunPlanTest, AFeedInOtherMemoryAtAFreedFeedsAddressIsPlannedAnew) {
+  Session s(add_.get());
+  const float x3 = 0.25f + 3;
+  // Imported feeds: each OrtValue's memory info is its own, and the allocator hands a freed one's address out again.
+  const auto imported = [](const Tensor& t) { return from_dlpack(to_dlpack_versioned(t)).tensor; };
+  for (int round = 0; round < 8; ++round) {
+    EXPECT_EQ(static_cast<const float*>(s.run({{"X", imported(host_iota(8))}})[0].data())[3], 2 * x3);
+    const std::vector<Tensor> y = s.run({{"X", imported(to(host_iota(8), vd.memory(0)))}});
+    EXPECT_EQ(static_cast<const float*>(y[0].data())[3], 2 * x3);
+  }
+  EXPECT_EQ(vd.counters().bytes_d2h, 8 * 32u);  // every device feed staged: one copy each
+}
+
+// A repeated run with destinations reuses its plan, never its destinations: each run writes its own, and each is
+// checked as the first run's was (shape, overlap with this run's feed).
+TEST_F(RunPlanTest, ARepeatedRunWithDestinationsChecksAndWritesEachRunsOwn) {
+  Session s(add_.get());
+  const auto at = [](const Tensor& t, size_t i) { return static_cast<const float*>(t.data())[i]; };
+  RunOptions first, second, overlapping, misshapen;
+  first.destinations = {{"Y", allocate(kF32, {8}, DLDevice{kDLCPU, 0})}};
+  second.destinations = {{"Y", allocate(kF32, {8}, DLDevice{kDLCPU, 0})}};
+  std::memset(second.destinations[0].second.data(), 0, 32);
+  const Tensor x = host_iota(8);
+  s.run({{"X", x}}, {}, first);
+  s.run({{"X", x}}, {}, first);
+  const Tensor y = s.run({{"X", x}}, {}, second)[0];
+  EXPECT_EQ(y.data(), second.destinations[0].second.data());
+  EXPECT_EQ(at(y, 3), 2 * at(x, 3));
+  overlapping.destinations = {{"Y", x}};
+  ExpectError(ErrorKind::kInvalidArgument, [&] { s.run({{"X", x}}, {}, overlapping); },
+              {"output destination 'Y' overlaps input 'X'"});
+  misshapen.destinations = {{"Y", allocate(kF32, {4}, DLDevice{kDLCPU, 0})}};
+  ExpectError(ErrorKind::kInvalidArgument, [&] { s.run({{"X", x}}, {}, misshapen); },
+              {"output destination 'Y'", "dimension 0 mismatch"});
+  EXPECT_EQ(at(s.run({{"X", x}}, {}, second)[0], 5), 2 * at(x, 5));
+}
+
 TEST_F(RunPlanTest, DeviceDestinationOfAHostSessionIsRefusedBeforeItRuns) {
   Session s(add_.get());
   RunOptions options;
