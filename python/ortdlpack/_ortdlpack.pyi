@@ -178,13 +178,13 @@ class Binding:
     A run planned and bound once (Session.bind, InferenceSession.bind): every run() reruns the session on the same feed tensors into the same outputs (ortdlpack::Binding).
     """
 
+    @property
+    def output_names(self) -> list[str]: ...
+
     def run(self, run_options: object | None = None, *, feeds: object | None = None) -> list:
         """
         Runs the session and returns the outputs: the same objects every run, written in place. feeds: input name -> a new tensor for that input (bound from now on; a new shape allowed: the outputs ORT allocated are allocated again). run_options: an onnxruntime.RunOptions for this run.
         """
-
-    @property
-    def output_names(self) -> list[str]: ...
 
 class Session:
     """

@@ -11,6 +11,7 @@
 #include <nanobind/stl/string.h>
 #include <nanobind/stl/vector.h>
 
+#include "arguments.h"
 #include "devices.h"
 #include "errors.h"
 #include "onnxruntime_objects.h"
@@ -144,7 +145,9 @@ struct PyBinding {
     std::string input;
     nb::object object;
     Tensor tensor;  // what is bound for it
-    bool movable;   // its memory may move under its export: asked before every run (check_still_bound)
+    // Where its memory may move under its export (memory_may_move), its type's C exchange API, which says where it is
+    // before every run (check_still_bound); else NULL.
+    const DLPackExchangeAPI* movable;
   };
   Binding core;
   nb::object owner;
@@ -164,8 +167,10 @@ struct PyBinding {
     for (const Request::Bound& b : r.bound) {
       const auto& [name, tensor] = r.run.feeds[b.index];
       Fed* x = find(name);
-      if (x == nullptr) x = &fed.emplace_back(Fed{name, nb::object(), Tensor(), false});
-      *x = Fed{name, b.object, tensor, b.movable};
+      if (x == nullptr) x = &fed.emplace_back(Fed{name, nb::object(), Tensor(), nullptr});
+      const DLPackExchangeAPI* api = b.movable ? exchange_api_of(Py_TYPE(b.object.ptr())) : nullptr;
+      *x = Fed{name, b.object, tensor,
+               api != nullptr && api->dltensor_from_py_object_no_sync != nullptr ? api : nullptr};
     }
   }
   Fed* find(const std::string& input) {
@@ -179,11 +184,9 @@ struct PyBinding {
 // Whether the object bound as `x` still is the memory bound (torch's C exchange API describes it without a copy or
 // an allocation): Error(kInvalidArgument) where it moved (check_still_bound).
 void check_unmoved(const PyBinding::Fed& x) {
-  if (!x.movable) return;
-  const DLPackExchangeAPI* api = exchange_api_of(Py_TYPE(x.object.ptr()));
-  if (api == nullptr || api->dltensor_from_py_object_no_sync == nullptr) return;
+  if (x.movable == nullptr) return;
   DLTensor now{};
-  if (api->dltensor_from_py_object_no_sync(x.object.ptr(), &now) != 0) throw nb::python_error();
+  if (x.movable->dltensor_from_py_object_no_sync(x.object.ptr(), &now) != 0) throw nb::python_error();
   check_still_bound(x.tensor, now, x.input);
 }
 
@@ -240,6 +243,23 @@ nb::object run_binding(PyBinding& self, nb::handle run_options, nb::handle feeds
   }
   return nb::steal(PyList_GetSlice(self.outputs.ptr(), 0, PY_SSIZE_T_MAX));  // the caller's list, the same objects
 }
+
+constexpr const char* kBindingRunNames[] = {"run_options", "feeds"};
+PyObject* binding_run(PyObject* self, PyObject* const* args, Py_ssize_t nargs, PyObject* kwnames) {
+  return safe_call<PyObject*>(nullptr, [&] {
+    nb::handle a[2];
+    parse_arguments({"run", kBindingRunNames, 2, 1, 0}, args, nargs, kwnames, a);
+    // (the method descriptor checked that `self` is a Binding)
+    return run_binding(*nb::inst_ptr<PyBinding>(self), a[0], a[1]).release().ptr();
+  });
+}
+
+PyMethodDef g_binding_run_def = {
+    "run", reinterpret_cast<PyCFunction>(reinterpret_cast<void (*)(void)>(&binding_run)), METH_FASTCALL | METH_KEYWORDS,
+    "run($self, run_options=None, *, feeds=None)\n--\n\n"
+    "Runs the session and returns the outputs: the same objects every run, written in place. feeds: input name -> a "
+    "new tensor for that input (bound from now on; a new shape allowed: the outputs ORT allocated are allocated "
+    "again). run_options: an onnxruntime.RunOptions for this run."};
 
 nb::object bind_session(nb::handle session, nb::handle feeds, nb::handle output_names, nb::handle outputs,
                         nb::handle in_place, nb::handle device, nb::handle output_type) {
@@ -375,15 +395,13 @@ void define_session(nb::module_& m) {
       .def_prop_ro("version", [](const PyModelMetadata& x) { return x.meta.version; })
       .def_prop_ro("custom_metadata_map", &PyModelMetadata::custom_metadata_map,
                    nb::sig("def custom_metadata_map(self) -> dict"));
-  nb::class_<PyBinding>(m, "Binding", nb::type_slots(Gc<PyBinding>::slots),
-                        "A run planned and bound once (Session.bind, InferenceSession.bind): every run() reruns the "
-                        "session on the same feed tensors into the same outputs (ortdlpack::Binding).")
-      .def("run", &run_binding, nb::arg("run_options") = nb::none(), nb::kw_only(), nb::arg("feeds") = nb::none(),
-           nb::sig("def run(self, run_options: object | None = None, *, feeds: object | None = None) -> list"),
-           "Runs the session and returns the outputs: the same objects every run, written in place. feeds: input "
-           "name -> a new tensor for that input (bound from now on; a new shape allowed: the outputs ORT allocated "
-           "are allocated again). run_options: an onnxruntime.RunOptions for this run.")
-      .def_prop_ro("output_names", [](const PyBinding& b) { return b.core.output_names(); });
+  auto binding = nb::class_<PyBinding>(m, "Binding", nb::type_slots(Gc<PyBinding>::slots),
+                                       "A run planned and bound once (Session.bind, InferenceSession.bind): every "
+                                       "run() reruns the session on the same feed tensors into the same outputs "
+                                       "(ortdlpack::Binding).")
+                     .def_prop_ro("output_names", [](const PyBinding& b) { return b.core.output_names(); });
+  // run: a CPython method (no dispatcher per call: what a decode loop calls every step).
+  binding.attr("run") = fast_method(reinterpret_cast<PyTypeObject*>(binding.ptr()), &g_binding_run_def);
 
   nb::class_<PySession>(m, "Session", nb::type_slots(Gc<PySession>::slots),
                         "An ONNX Runtime session created and run in C++, with onnxruntime.InferenceSession's "
