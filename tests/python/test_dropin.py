@@ -20,6 +20,8 @@ import pathlib
 import re
 import threading
 
+import inspect
+
 import numpy as np
 import onnxruntime as ort
 import pytest
@@ -436,8 +438,19 @@ def test_bind_argument_errors(mul):
         mul.bind({"Q": X})
     with pytest.raises(TypeError):
         mul.bind([X])
+    b = mul.bind({"X": X})
     with pytest.raises(TypeError, match="run_options"):
-        mul.bind({"X": X}).run(run_options=1)
+        b.run(run_options=1)
+    # Binding.run's own arguments, as Python words a call's errors
+    with pytest.raises(TypeError, match=r"run\(\) takes at most 1 positional argument"):
+        b.run(None, None)
+    with pytest.raises(TypeError, match="unexpected keyword argument 'feed'"):
+        b.run(feed={"X": X})
+    with pytest.raises(TypeError, match="Binding.run: feeds must be a mapping"):
+        b.run(feeds=[X])
+    with pytest.raises(TypeError):
+        ortdlpack.Binding.run(mul, None)  # not a Binding
+    assert str(inspect.signature(b.run)) == "(run_options=None, *, feeds=None)"
 
 
 # --- Tensor.as_framework and Tensor.data_ptr ----------------------------------------------------------------------
