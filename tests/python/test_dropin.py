@@ -14,13 +14,12 @@ classes.
 
 from __future__ import annotations
 
+import inspect
 import json
 import os
 import pathlib
 import re
 import threading
-
-import inspect
 
 import numpy as np
 import onnxruntime as ort
