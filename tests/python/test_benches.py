@@ -166,7 +166,7 @@ def test_bench_session(tmp_path):
     out = run_bench("bench_session.py", "--json", str(tmp_path / "s.json"))
     assert tables(out) == 3 and "ortdlpack.run, add_tiny [1,100]" in out
     names = pyperf.BenchmarkSuite.load(str(tmp_path / "s.json")).get_benchmark_names()
-    assert len(names) == 3 * 11 + 3 and "add_tiny [1,100] / InferenceSession.bind().run()" in names
+    assert len(names) == 3 * 13 + 3 and "add_tiny [1,100] / bind().run(feeds=), new object" in names
 
 
 def test_bench_dropin():
