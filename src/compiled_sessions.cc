@@ -17,17 +17,17 @@ std::atomic<uint64_t> g_next_id{1};
 
 }  // namespace
 
-CompiledSession::CompiledSession(Session& core, ShapeRules shape_rules, CompiledOwner o)
-    : session(core), rules(std::move(shape_rules)), owner(o) {}
+CompiledSession::CompiledSession(Session& core, ShapeRules shape_rules, const void* r, CompiledOwner o)
+    : session(core), rules(std::move(shape_rules)), registration(r), owner(o) {}
 
 CompiledSession::~CompiledSession() {
   if (owned) owner.drop(owner.object);
 }
 
 uint64_t register_compiled(Session& session, const std::string& framework, bool undetermined_allowed,
-                           CompiledOwner owner) {
+                           const void* registration, CompiledOwner owner) {
   auto entry = std::make_shared<const CompiledSession>(
-      session, ShapeRules(session.inputs(), session.outputs(), framework, undetermined_allowed), owner);
+      session, ShapeRules(session.inputs(), session.outputs(), framework, undetermined_allowed), registration, owner);
   const uint64_t id = g_next_id++;
   const std::lock_guard<std::mutex> lock(g_mutex);
   if (g_sessions == nullptr) g_sessions = new std::unordered_map<uint64_t, std::shared_ptr<const CompiledSession>>();

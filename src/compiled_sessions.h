@@ -15,33 +15,37 @@
 
 namespace ortdlpack {
 
-/// \brief How a front end holds its registration object (`owner`, which keeps the Session alive): the registry
-/// borrows it while registered (the front end's own object holds the session, where its garbage collector sees the
-/// reference); `hold` takes a reference when the registration goes while a run holds the entry, `drop` releases it
-/// when that run ends. Both are called with whatever lock the front end's objects need taken by the front end.
+/// \brief The front end's object that keeps a registered Session alive (`object`: its Python ortdlpack.Session),
+/// borrowed while registered (the front end's registration holds it, where its garbage collector sees the reference);
+/// `hold` takes a reference when the registration goes while a run holds the entry (the registration is going away
+/// then, the object it holds not yet), `drop` releases it when that run ends. The front end takes whatever lock its
+/// objects need.
 struct CompiledOwner {
   const void* object;
   void (*hold)(const void* object);
   void (*drop)(const void* object) noexcept;
 };
 
-/// \brief A registered session: its Session, the shape rules it was registered with, its front end's object.
+/// \brief A registered session: its Session, the shape rules it was registered with, the front end's registration
+/// (borrowed: handed back by lookups while registered) and what keeps the Session alive.
 struct CompiledSession {
-  CompiledSession(Session& core, ShapeRules shape_rules, CompiledOwner owner);
+  CompiledSession(Session& core, ShapeRules shape_rules, const void* registration, CompiledOwner owner);
   ~CompiledSession();
   CompiledSession(const CompiledSession&) = delete;
   CompiledSession& operator=(const CompiledSession&) = delete;
 
   Session& session;
   const ShapeRules rules;
+  const void* const registration;
   const CompiledOwner owner;
   mutable bool owned = false;  // held (owner.hold) since release_compiled; written under the registry's lock
 };
 
 /// \brief Registers `session` for compiled code of `framework` (ShapeRules: Error(kInvalidArgument) naming the input
-/// or output a tracer cannot be told about) and returns its id. `owner` must keep `session` alive until released.
+/// or output a tracer cannot be told about) and returns its id. `owner` must keep `session` alive, and `registration`
+/// live, until released.
 uint64_t register_compiled(Session& session, const std::string& framework, bool undetermined_allowed,
-                           CompiledOwner owner);
+                           const void* registration, CompiledOwner owner);
 /// \brief Ends the registration of `id` (an unknown id: nothing): only runs in progress hold the entry from now on,
 /// and the last of them drops the owner.
 void release_compiled(uint64_t id);

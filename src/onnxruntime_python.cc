@@ -16,6 +16,8 @@
 
 namespace ortdlpack {
 
+bool onnxruntime_takes_iterables() { return ort_runtime_api_version() >= 24; }
+
 const char* onnxruntime_device_name(DLDeviceType type) {
   switch (type) {
     case kDLCPU:

@@ -39,6 +39,11 @@ const OrtEpDevice* find_ep_device(const std::string& ep_name, int64_t hardware_t
 /// onnxruntime's Python created by it, and never takes anything else for a session.
 const void* session_vtable();
 
+/// \brief Whether onnxruntime's Python run takes output names as any iterable (a generator) and feeds as any mapping
+/// (a mappingproxy): its binding from 1.24 on (pybind11 3's casters); 1.23's takes a sequence and a dict only, and
+/// raises TypeError for the others (measured on every release, scripts/compat_table.py).
+bool onnxruntime_takes_iterables();
+
 /// \brief Why the OrtSession behind an InferenceSession's C session could not be reached, or kReached.
 enum class Borrow { kReached, kNoConduit, kUnreadable, kNotASession };
 struct BorrowedPointer {

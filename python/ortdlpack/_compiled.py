@@ -1,7 +1,8 @@
 """A session registered for compiled code (torch's operator, XLA's FFI call), shared by torch_module and
 jax_function: the model or ortdlpack.Session it wraps, the id compiled graphs carry, and the call convention
 (inputs positionally in the model's order, or by name). The registration lives as long as this object, in the one
-registry of them (the core's src/compiled_sessions.h), which borrows it and keeps it alive while a run holds it."""
+registry of them (the core's src/compiled_sessions.h), which borrows it, and keeps its session alive for a run that holds
+the entry when it goes."""
 
 from __future__ import annotations
 

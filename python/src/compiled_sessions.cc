@@ -10,8 +10,10 @@
 namespace ortdlpack::py {
 namespace {
 
-// The registration's Python object, borrowed by the registry (CompiledOwner): a reference taken when it is released
-// during a run (under the GIL: its finalizer calls release_compiled), dropped by the last run with the GIL.
+// The registration's ortdlpack.Session, borrowed by the registry (CompiledOwner): a reference taken when the
+// registration is released during a run (under the GIL: the registration's finalizer calls release_compiled, while
+// its attributes still hold the session; the registration itself is being deallocated then, which no reference can
+// stop), dropped by the last run with the GIL.
 void hold(const void* o) { Py_INCREF(static_cast<PyObject*>(const_cast<void*>(o))); }
 void drop(const void* o) noexcept {
   if (!python_alive()) return;  // (an exiting interpreter's objects are not ours to touch)
@@ -63,8 +65,9 @@ void define_compiled_sessions(nb::module_& m) {
   m.def(
       "_compile_session",
       [](nb::handle compiled, const std::string& framework, bool undetermined_allowed) {
-        const uint64_t id = register_compiled(core_session(compiled.attr("session")), framework, undetermined_allowed,
-                                              CompiledOwner{compiled.ptr(), &hold, &drop});
+        const nb::object session = compiled.attr("session");  // (held by `compiled`)
+        const uint64_t id = register_compiled(core_session(session), framework, undetermined_allowed, compiled.ptr(),
+                                              CompiledOwner{session.ptr(), &hold, &drop});
         std::vector<std::string> dtypes;
         for (const IoInfo& out : compiled_session(id)->session.outputs())
           dtypes.push_back(dtype_name(out.element_type));
@@ -73,8 +76,7 @@ void define_compiled_sessions(nb::module_& m) {
       nb::arg("compiled"), nb::arg("framework"), nb::arg("undetermined_allowed"),
       "Registers a CompiledSession (ortdlpack/_compiled.py; its `session`, an ortdlpack.Session) for compiled code: "
       "returns (id, the outputs' dtype names). Raises, naming the input or output, for a model the framework's "
-      "tracer cannot be told about. The registry borrows the registration, which lives as long as its Python "
-      "object.");
+      "tracer cannot be told about. The registry borrows the registration and its session while it lives.");
   m.def("_release_compiled", &release_compiled, nb::arg("id"));
   m.def(
       "_check_positional",
@@ -85,7 +87,7 @@ void define_compiled_sessions(nb::module_& m) {
   m.def(
       "_compiled_session",
       [](uint64_t id) {
-        return nb::borrow(static_cast<PyObject*>(const_cast<void*>(compiled_session(id)->owner.object)));
+        return nb::borrow(static_cast<PyObject*>(const_cast<void*>(compiled_session(id)->registration)));
       },
       nb::arg("id"), nb::sig("def _compiled_session(id: int) -> object"),
       "The CompiledSession registered with that id; ValueError once it was released (ids are never reused).");

@@ -303,11 +303,13 @@ nb::object without_core(PyBorrowedSession& s, nb::handle session, const RunCall&
 
 nb::object run_once(nb::handle session, RunCall c) {
   if (!c.run_options.is_none() && !is_run_options(c.run_options)) return to_onnxruntime(session, c);
-  // Output names onnxruntime's run iterates (a generator: onnxruntime 1.32 takes it), read once, as a list.
+  // Output names onnxruntime's run iterates (a generator, where it takes one: onnxruntime_takes_iterables), read once,
+  // as a list; where it does not, its own TypeError.
   nb::object names;
   PyObject* n = c.output_names.ptr();
   if (!PyList_Check(n) && !PyTuple_Check(n) && !PyUnicode_Check(n) && !PyBytes_Check(n) && !PyDict_Check(n) &&
       n != Py_None && PyIter_Check(n)) {
+    if (!onnxruntime_takes_iterables()) return to_onnxruntime(session, c);
     names = nb::steal(PySequence_List(n));
     if (!names.is_valid()) throw nb::python_error();
     c.output_names = c.arguments.output_names = names;

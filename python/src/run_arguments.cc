@@ -201,6 +201,9 @@ void convert(const Session* session, const RunArguments& a, Request& r) {
     }
     return false;
   };
+  if (a.takes_values && !PyDict_Check(a.feeds.ptr()) && !onnxruntime_takes_iterables()) {
+    throw Malformed{std::string(a.feeds_argument) + " must be a dict"};  // (onnxruntime's run says it its own way)
+  }
   for_items(a.feeds, a.feeds_argument, "input", true, [&](std::string name, nb::handle x) {
     if (!r.first_feed.is_valid()) r.first_feed = x;
     const Fed fed = a.takes_values && !written(name) ? classify(session, name, x) : Fed::kTensor;

@@ -78,7 +78,8 @@ def test_a_total_past_the_buffer_is_refused(sess):
     rng = np.random.default_rng(3)
     q, k, v = qkv(rng, 1)
     buf_k, buf_v = (np.zeros((1, KV_NUM_HEADS, MAX, HEAD_SIZE), dtype=np.float32) for _ in range(2))
-    with pytest.raises(Exception, match="present_key"):
+    # (onnxruntime >= 1.24 names the output; 1.23 says only that the bound output's shape is not the one computed)
+    with pytest.raises(Exception, match="present_key|OrtValue shape verification failed"):
         run_shared(sess, q, k, v, buf_k, buf_v, 5, total_len=MAX + 1)
 
 

@@ -238,8 +238,11 @@ def test_a_wrapper_released_during_its_run_keeps_the_session_for_that_run():
     thread.start()
     started.wait()
     time.sleep(0.1)
-    del module
+    del module  # (no cycle: the registration goes now, by its reference count, and its finalizer runs meanwhile)
     gc.collect()
+    alive = ws() is not None
+    running = thread.is_alive()  # (after `alive` was read: a run still going then was going when it was read)
+    assert alive or not running, "the session was released while a run on it was in progress"
     thread.join()
     torch.testing.assert_close(result["c"][0], a @ a, rtol=1e-4, atol=1e-3)
     gc.collect()
