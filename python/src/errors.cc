@@ -64,6 +64,17 @@ void raise_as_onnxruntime(const Error& e) {
   throw nb::python_error();
 }
 
+void add_note(const nb::python_error& e, const std::string& note) {
+  nb::handle value = e.value();
+  if (nb::hasattr(value, "add_note")) {
+    value.attr("add_note")(note);
+    return;
+  }
+  nb::object notes = nb::hasattr(value, "__notes__") ? nb::object(value.attr("__notes__")) : nb::object(nb::list());
+  notes.attr("append")(note);
+  nb::setattr(value, "__notes__", notes);
+}
+
 bool is_onnxruntime_error(nb::handle type, OrtErrorCode code) {
   PyObject* c = onnxruntime_class(code);
   return c != nullptr && type.is(c);

@@ -2,6 +2,8 @@
 // codes (errors.cc).
 #pragma once
 
+#include <string>
+
 #include "extension.h"
 
 namespace ortdlpack::py {
@@ -28,6 +30,9 @@ auto onnxruntime_errors(F&& f) -> decltype(f()) {
     raise_as_onnxruntime(e);
   }
 }
+// Adds a PEP 678 note to the exception being raised: add_note on CPython 3.11+; before, __notes__ (which tracebacks
+// there do not show, but which stays on the object for whoever handles it).
+void add_note(const nb::python_error& e, const std::string& note);
 // Whether `type` is onnxruntime's exception class for ORT error `code`.
 bool is_onnxruntime_error(nb::handle type, OrtErrorCode code);
 

@@ -257,9 +257,7 @@ nb::object to_onnxruntime(nb::handle session, const RunCall& c) {
   try {
     return onnxruntime_run()(session, c.output_names, c.arguments.feeds, c.run_options);
   } catch (nb::python_error& e) {
-    if (c.malformed_note != nullptr && e.matches(PyExc_Exception) && nb::hasattr(e.value(), "add_note")) {
-      e.value().attr("add_note")(c.malformed_note);
-    }
+    if (c.malformed_note != nullptr && e.matches(PyExc_Exception)) add_note(e, c.malformed_note);
     throw;
   }
 }

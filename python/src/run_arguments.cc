@@ -8,25 +8,13 @@
 #include <utility>
 
 #include "devices.h"
+#include "errors.h"
 #include "numpy_arrays.h"
 #include "ortvalues.h"
 #include "tensors.h"
 
 namespace ortdlpack::py {
 namespace {
-
-// Adds a PEP 678 note to the exception being raised (add_note on 3.11+, __notes__ before, which tracebacks then do
-// not show but which stays on the object).
-void add_note(const nb::python_error& e, const std::string& note) {
-  nb::handle value = e.value();
-  if (nb::hasattr(value, "add_note")) {
-    value.attr("add_note")(note);
-    return;
-  }
-  nb::object notes = nb::hasattr(value, "__notes__") ? nb::object(value.attr("__notes__")) : nb::object(nb::list());
-  notes.attr("append")(note);
-  nb::setattr(value, "__notes__", notes);
-}
 
 // Calls `take(name, value)` for every (name, value) pair of the mapping argument `argument`; an error names the entry
 // (`entry` 'name'). A mapping that is not one, or a key that is no str, is Malformed where `malformed` (the feeds:
