@@ -140,7 +140,7 @@ Target compiled_outputs_target(const Feeds& feeds) {
   return Target::on(feeds.empty() ? DLDevice{kDLCPU, 0} : feeds.front().second.device());
 }
 
-void check_still_bound(const Tensor& bound, const DLTensor& now, const std::string& input) {
+void check_still_bound(const Tensor& bound, const DLTensor& now, const std::string& name, bool destination) {
   const DLDataType dtype = to_dlpack_dtype(bound.element_type());
   bool same = static_cast<const char*>(now.data) + now.byte_offset == bound.data() &&
               static_cast<size_t>(now.ndim) == bound.shape().size() && now.dtype.code == dtype.code &&
@@ -153,10 +153,12 @@ void check_still_bound(const Tensor& bound, const DLTensor& now, const std::stri
   }
   if (!same) {
     throw Error(ErrorKind::kInvalidArgument,
-                "run: the tensor bound as input '" + input +
+                "run: the tensor bound as " + std::string(destination ? "the destination of output '" : "input '") +
+                    name +
                     "' has moved to other memory since it was bound (torch's resize_() or set_()): its old memory may "
-                    "be freed. Rebind it: run(feeds={'" +
-                    input + "': tensor})");
+                    "be freed. " +
+                    (destination ? std::string("Bind again with it: bind(..., outputs={'") + name + "': tensor})"
+                                 : "Rebind it: run(feeds={'" + name + "': tensor})"));
   }
 }
 

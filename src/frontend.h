@@ -98,10 +98,11 @@ void check_positional(const std::vector<IoInfo>& inputs, size_t count);
 /// its tracer was told (DerivedShapes::device_input).
 Target compiled_outputs_target(const Feeds& feeds);
 
-/// \brief Before a Binding's run: Error(kInvalidArgument) when the producer's tensor fed as `input` (`now`, as its
-/// framework describes it today) is no longer the memory bound (`bound`): torch's resize_() and set_() move a tensor's
-/// storage, and the old one may be freed — a run would read it.
-void check_still_bound(const Tensor& bound, const DLTensor& now, const std::string& input);
+/// \brief Before a Binding's run: Error(kInvalidArgument) when the producer's tensor bound as input `name` or, with
+/// `destination`, as the destination of output `name` (`now`, as its framework describes it today) is no longer the
+/// memory bound (`bound`): torch's resize_() and set_() move a tensor's storage, and the old one may be freed — a run
+/// would read it, or write it, and the tensor would not see the results.
+void check_still_bound(const Tensor& bound, const DLTensor& now, const std::string& name, bool destination);
 
 namespace detail {
 // What the front end's entry points reach of a Session and a Binding.

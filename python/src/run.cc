@@ -203,8 +203,9 @@ nb::object as_onnxruntime_feed(const Tensor& t) {
 // The runtime the core calls back (frontend.h): onnxruntime's own run for a plan of values, the GIL released while ORT
 // computes.
 struct OnnxruntimeRun final : Runtime {
-  OnnxruntimeRun(PyBorrowedSession& s, Request& r, nb::handle session, nb::handle feeds, nb::handle run_options)
-      : s(s), r(r), session(session), feeds(feeds), run_options(run_options) {}
+  OnnxruntimeRun(PyBorrowedSession& borrowed, Request& request, nb::handle caller_session, nb::handle caller_feeds,
+                 nb::handle caller_options)
+      : s(borrowed), r(request), session(caller_session), feeds(caller_feeds), run_options(caller_options) {}
 
   Tensor tensor_of(size_t index) override { return value_as_tensor(*s.core, r, index); }
 

@@ -205,8 +205,8 @@ void convert(const Session* session, const RunArguments& a, Request& r) {
       run.feeds.emplace_back(std::move(name),
                              bound ? bound_feed(x) : import_any(x, nb::none(), nb::none(), "the tensor"));
       if (a.binds) {
-        r.bound.push_back(
-            Request::Bound{run.feeds.size() - 1, nb::borrow(x), memory_may_move(framework_of_type(Py_TYPE(x.ptr())))});
+        r.bound.push_back(Request::Bound{run.feeds.size() - 1, false, nb::borrow(x),
+                                         memory_may_move(framework_of_type(Py_TYPE(x.ptr())))});
       }
     }
   });
@@ -217,6 +217,10 @@ void convert(const Session* session, const RunArguments& a, Request& r) {
       refuse_if_autograd_tracks(x);
       run.options.destinations.emplace_back(std::move(name),
                                             import_any(x, nb::none(), nb::borrow(Py_False), "the tensor"));
+      if (a.binds) {
+        r.bound.push_back(Request::Bound{run.options.destinations.size() - 1, true, nb::borrow(x),
+                                         memory_may_move(framework_of_type(Py_TYPE(x.ptr())))});
+      }
     });
   }
   run.options.output_target = to_target(a.device, "device");

@@ -39,10 +39,12 @@ struct Request {
   std::vector<nb::object> values;  // the values of run.values, in order
   OutputFramework output;          // what the outputs are made as
   nb::handle first_feed;           // the caller's first feed, if any (borrowed from the caller's mapping)
-  // With RunArguments::binds: each feed's object, by index in run.feeds, and whether its memory may move under its
-  // export (memory_may_move: asked again before every run).
+  // With RunArguments::binds: each feed's and destination's object, by index in run.feeds (or, `destination`, in
+  // run.options.destinations), and whether its memory may move under its export (memory_may_move: asked again before
+  // every run).
   struct Bound {
     size_t index;
+    bool destination;
     nb::object object;
     bool movable;
   };

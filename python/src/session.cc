@@ -137,12 +137,14 @@ struct PyModelMetadata {
 
 // A Binding (bind once, run many) and what its Python side keeps: what owns the session (an ortdlpack.Session: its
 // SessionOptions; an InferenceSession's borrowed session: its C session), the type its outputs are made as, the object
-// bound for each input (a feed given again as the same object, its memory where it was, is no change), and its outputs
+// bound for each input (a feed given again as the same object, its memory where it was, is no change) and for each
+// output destination (asked, as the feeds are, whether its memory moved), and its outputs
 // once made: the same objects every run, as the Binding's outputs are the same tensors, made again where a run
 // allocated them anew.
 struct PyBinding {
   struct Fed {
-    std::string input;
+    std::string name;  // the input's, or the output's where `destination`
+    bool destination;
     nb::object object;
     Tensor tensor;  // what is bound for it
     // Where its memory may move under its export (memory_may_move), its type's C exchange API, which says where it is
@@ -165,17 +167,17 @@ struct PyBinding {
 
   void record(const Request& r) {
     for (const Request::Bound& b : r.bound) {
-      const auto& [name, tensor] = r.run.feeds[b.index];
-      Fed* x = find(name);
-      if (x == nullptr) x = &fed.emplace_back(Fed{name, nb::object(), Tensor(), nullptr});
+      const auto& [name, tensor] = b.destination ? r.run.options.destinations[b.index] : r.run.feeds[b.index];
+      Fed* x = b.destination ? nullptr : find(name);
+      if (x == nullptr) x = &fed.emplace_back(Fed{name, b.destination, nb::object(), Tensor(), nullptr});
       const DLPackExchangeAPI* api = b.movable ? exchange_api_of(Py_TYPE(b.object.ptr())) : nullptr;
-      *x = Fed{name, b.object, tensor,
+      *x = Fed{name, b.destination, b.object, tensor,
                api != nullptr && api->dltensor_from_py_object_no_sync != nullptr ? api : nullptr};
     }
   }
   Fed* find(const std::string& input) {
     for (Fed& x : fed) {
-      if (x.input == input) return &x;
+      if (!x.destination && x.name == input) return &x;
     }
     return nullptr;
   }
@@ -187,7 +189,7 @@ void check_unmoved(const PyBinding::Fed& x) {
   if (x.movable == nullptr) return;
   DLTensor now{};
   if (x.movable->dltensor_from_py_object_no_sync(x.object.ptr(), &now) != 0) throw nb::python_error();
-  check_still_bound(x.tensor, now, x.input);
+  check_still_bound(x.tensor, now, x.name, x.destination);
 }
 
 // Binding.run(run_options=None, *, feeds=None): the feeds that change converted (an input fed again as the object bound
@@ -221,7 +223,7 @@ nb::object run_binding(PyBinding& self, nb::handle run_options, nb::handle feeds
   }
   for (const PyBinding::Fed& x : self.fed) {
     bool rebound = false;
-    for (const auto& feed : changed.run.feeds) rebound = rebound || feed.first == x.input;
+    for (const auto& feed : changed.run.feeds) rebound = rebound || (!x.destination && feed.first == x.name);
     if (!rebound) check_unmoved(x);
   }
   onnxruntime_errors([&] {

@@ -133,6 +133,41 @@ def test_a_bound_feed_whose_memory_moved_is_refused_never_read(way):
     assert y.shape == (3, 4) and torch.equal(y, 2 * x2)
 
 
+@pytest.mark.parametrize("move", ["resize_", "set_"])
+@pytest.mark.parametrize("way", range(2))
+def test_a_bound_destination_whose_memory_moved_is_refused_never_written(way, move):
+    # Without the check ORT wrote the freed storage (a write after free: a crash, or silently elsewhere) and the
+    # tensor kept its old values.
+    name, bind = binders(DOUBLE)[way]
+    dst = torch.zeros(2, 4)
+    b = bind({"x": torch.ones(2, 4)}, outputs={"y": dst})
+    b.run()
+    assert torch.equal(dst, torch.full((2, 4), 2.0))
+    if move == "resize_":
+        dst.resize_(1 << 16, 4)
+    else:
+        dst.set_(torch.zeros(2, 4).untyped_storage(), 0, (2, 4))
+    with pytest.raises(ValueError, match="destination of output 'y' has moved to other memory.*outputs="):
+        b.run()
+    with pytest.raises(ValueError, match="destination of output 'y' has moved"):
+        b.run(feeds={"x": torch.ones(2, 4)})  # a rebound feed does not rebind the destination
+
+
+@pytest.mark.parametrize("way", range(2))
+def test_a_destination_moved_back_is_written_again(way):
+    # The check compares the memory, not the object's history: a destination whose storage is set back is bound again.
+    name, bind = binders(DOUBLE)[way]
+    dst = torch.zeros(2, 4)
+    storage = dst.untyped_storage()
+    b = bind({"x": torch.ones(2, 4)}, outputs={"y": dst})
+    dst.set_(torch.zeros(2, 4).untyped_storage(), 0, (2, 4))
+    with pytest.raises(ValueError, match="has moved"):
+        b.run()
+    dst.set_(storage, 0, (2, 4))
+    b.run()
+    assert torch.equal(dst, torch.full((2, 4), 2.0))
+
+
 @pytest.mark.parametrize("way", range(2))
 def test_a_binding_rebinds_what_changes(way):
     name, bind = binders(DOUBLE)[way]
