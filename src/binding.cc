@@ -15,9 +15,9 @@ Binding::~Binding() = default;
 Binding::Binding(Binding&&) noexcept = default;
 Binding& Binding::operator=(Binding&&) noexcept = default;
 
-const std::vector<Tensor>& Binding::run(const OrtRunOptions* run_options) { return run(Feeds(), run_options); }
+std::vector<Tensor> Binding::run(const OrtRunOptions* run_options) { return run(Feeds(), run_options); }
 
-const std::vector<Tensor>& Binding::run(const Feeds& changed, const OrtRunOptions* run_options) {
+std::vector<Tensor> Binding::run(const Feeds& changed, const OrtRunOptions* run_options) {
   if (!impl_) throw Error(ErrorKind::kInvalidArgument, "run: the Binding is empty");
   Impl& b = *impl_;
   const std::lock_guard<std::mutex> lock(b.mutex);
@@ -99,9 +99,10 @@ const std::vector<Tensor>& Binding::run(const Feeds& changed, const OrtRunOption
   return b.returned;
 }
 
-const std::vector<Tensor>& Binding::outputs() const noexcept {
-  static const std::vector<Tensor> none;
-  return impl_ ? impl_->returned : none;
+std::vector<Tensor> Binding::outputs() const {
+  if (!impl_) return {};
+  const std::lock_guard<std::mutex> lock(impl_->mutex);
+  return impl_->returned;
 }
 
 const std::vector<std::string>& Binding::output_names() const noexcept {

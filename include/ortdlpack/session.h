@@ -185,16 +185,17 @@ class Binding {
   Binding& operator=(Binding&&) noexcept;
 
   /// \brief Runs the session and returns the outputs in the order bind() was given (the same Tensors every time: a
-  /// result a caller wants to keep past the next run must be copied). `run_options`: for this run (tags, terminate,
-  /// gpu_graph_id, ...) instead of bind()'s RunOptions::run_options; NULL: bind()'s.
-  const std::vector<Tensor>& run(const OrtRunOptions* run_options = nullptr);
+  /// result a caller wants to keep past the next run must be copied). The list is the caller's own, made before the
+  /// next run may start: a run on another thread cannot change it (only the tensors' contents). `run_options`: for
+  /// this run (tags, terminate, gpu_graph_id, ...) instead of bind()'s RunOptions::run_options; NULL: bind()'s.
+  std::vector<Tensor> run(const OrtRunOptions* run_options = nullptr);
   /// \brief Rebinds the inputs named in `changed` to their new tensors (each an input bound by bind(); a new shape
   /// allowed), then runs as above. The checks of bind() for those feeds; Error(kInvalidArgument) for an input bind()
   /// did not bind, and on a session that replays captured graphs (a replay would read the old tensor). A failed
   /// rebind leaves the Binding as it was.
-  const std::vector<Tensor>& run(const Feeds& changed, const OrtRunOptions* run_options = nullptr);
-  /// \brief The outputs: empty until the first run has succeeded.
-  const std::vector<Tensor>& outputs() const noexcept;
+  std::vector<Tensor> run(const Feeds& changed, const OrtRunOptions* run_options = nullptr);
+  /// \brief The outputs of the last run that succeeded (empty before the first), as run() returned them.
+  std::vector<Tensor> outputs() const;
   /// \brief The names of the outputs, in order.
   const std::vector<std::string>& output_names() const noexcept;
 

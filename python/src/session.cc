@@ -226,12 +226,11 @@ nb::object run_binding(PyBinding& self, nb::handle run_options, nb::handle feeds
     for (const auto& feed : changed.run.feeds) rebound = rebound || (!x.destination && feed.first == x.name);
     if (!rebound) check_unmoved(x);
   }
-  onnxruntime_errors([&] {
+  const std::vector<Tensor> outputs = onnxruntime_errors([&] {
     nb::gil_scoped_release release;
-    self.core.run(changed.run.feeds, options);
+    return self.core.run(changed.run.feeds, options);
   });
   self.record(changed);
-  const std::vector<Tensor>& outputs = self.core.outputs();
   if (!self.outputs.is_valid()) {
     self.outputs = to_frameworks(outputs, self.type);
     for (const Tensor& t : outputs) self.made_from.push_back(t.ort_value());

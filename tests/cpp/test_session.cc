@@ -612,7 +612,9 @@ TEST_F(SessionTest, BindingRerunsOnTheSameTensorsIntoTheSameOutputs) {
     const auto* z = static_cast<const float*>(out[0].data());
     for (int i = 0; i < 100; ++i) ASSERT_EQ(z[i], x[i] + y[i]);
   }
-  EXPECT_EQ(&b.outputs(), &b.run());
+  const std::vector<Tensor> again = b.run();
+  ASSERT_EQ(b.outputs().size(), 1u);
+  EXPECT_EQ(b.outputs()[0].data(), again[0].data());
   EXPECT_EQ(g_producers.deleted(), 0) << "the Binding holds its feeds";
   b = ortdlpack::Binding();
   EXPECT_EQ(g_producers.deleted(), 2) << "and releases them with itself";
@@ -692,6 +694,26 @@ TEST_F(SessionTest, ABindingRebindsWhatChanges) {
   EXPECT_EQ(bound.run()[0].shape(), (std::vector<int64_t>{3, 3}));  // bound from now on
   ExpectInvalid([&] { bound.run({{"w", Import(a.data(), {2, 4})}}); }, {"input 'w' is not bound"});
   EXPECT_EQ(bound.run()[1].shape(), (std::vector<int64_t>{3, 4}));  // a failed rebind left it as it was
+}
+
+// Runs of one Binding on two threads, one rebinding its feed to another shape every run (its outputs allocated
+// again): each run's list is its caller's own, the outputs of one run (before, run() returned the Binding's own
+// list, which the next run rewrote while its caller read it: a data race, under TSan too).
+TEST_F(SessionTest, EachRunOfABindingReturnsItsOwnList) {
+  ortdlpack::Session s(mm_.get());
+  std::vector<float> a(8, 1.0f), c(12, 2.0f);
+  const Tensor two = Import(a.data(), {2, 4}), three = Import(c.data(), {3, 4});
+  ortdlpack::Binding bound = s.bind({{"x", two}});
+  std::atomic<int> inconsistent{0};
+  const auto check = [&](const std::vector<Tensor>& out) {
+    if (out.size() != 2 || out[0].shape()[0] != out[1].shape()[0]) ++inconsistent;
+  };
+  std::thread rebinding([&] {
+    for (int i = 0; i < 200; ++i) check(bound.run({{"x", i % 2 == 0 ? three : two}}));
+  });
+  for (int i = 0; i < 200; ++i) check(bound.run());
+  rebinding.join();
+  EXPECT_EQ(inconsistent.load(), 0);
 }
 
 TEST_F(SessionTest, BindingWritesIntoDestinationsAndChecksLikeRun) {
