@@ -155,8 +155,8 @@ void check_still_bound(const Tensor& bound, const DLTensor& now, const std::stri
     throw Error(ErrorKind::kInvalidArgument,
                 "run: the tensor bound as " + std::string(destination ? "the destination of output '" : "input '") +
                     name +
-                    "' has moved to other memory since it was bound (torch's resize_() or set_()): its old memory may "
-                    "be freed. " +
+                    "' has moved to other memory, or taken another shape, since it was bound (torch's resize_() or "
+                    "set_(), or an in-place view change such as t_() or unsqueeze_()): its old memory may be freed. " +
                     (destination ? std::string("Bind again with it: bind(..., outputs={'") + name + "': tensor})"
                                  : "Rebind it: run(feeds={'" + name + "': tensor})"));
   }

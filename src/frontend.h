@@ -100,8 +100,9 @@ Target compiled_outputs_target(const Feeds& feeds);
 
 /// \brief Before a Binding's run: Error(kInvalidArgument) when the producer's tensor bound as input `name` or, with
 /// `destination`, as the destination of output `name` (`now`, as its framework describes it today) is no longer the
-/// memory bound (`bound`): torch's resize_() and set_() move a tensor's storage, and the old one may be freed — a run
-/// would read it, or write it, and the tensor would not see the results.
+/// memory bound, in the shape bound (`bound`): torch's resize_() and set_() move a tensor's storage, and the old one
+/// may be freed — a run would read it, or write it, and the tensor would not see the results; t_(), unsqueeze_() and
+/// the like keep the memory but change what the caller's tensor means by it.
 void check_still_bound(const Tensor& bound, const DLTensor& now, const std::string& name, bool destination);
 
 namespace detail {

@@ -126,11 +126,22 @@ def test_a_bound_feed_whose_memory_moved_is_refused_never_read(way):
     b = bind({"x": x})
     assert torch.equal(b.run()[0], 2 * x)
     x.resize_(64, 4)  # torch allocates new storage: the bound memory may be freed
-    with pytest.raises(ValueError, match="moved to other memory since it was bound"):
+    with pytest.raises(ValueError, match="moved to other memory, or taken another shape, since it was bound"):
         b.run()
     x2 = torch.full((3, 4), 5.0)
     (y,) = b.run(feeds={"x": x2})  # rebound: a new shape, its outputs allocated again
     assert y.shape == (3, 4) and torch.equal(y, 2 * x2)
+
+
+@pytest.mark.parametrize("change", ["t_", "unsqueeze_"])
+def test_a_bound_feed_whose_view_changed_in_place_is_refused(change):
+    # The same memory, another shape: the Binding would read it as the shape it was bound with.
+    name, bind = binders(DOUBLE)[1]
+    x = torch.arange(8.0).reshape(2, 4)
+    b = bind({"x": x})
+    getattr(x, change)(*([0] if change == "unsqueeze_" else []))
+    with pytest.raises(ValueError, match="taken another shape.*t_\\(\\) or unsqueeze_\\(\\)"):
+        b.run()
 
 
 @pytest.mark.parametrize("move", ["resize_", "set_"])
