@@ -198,7 +198,7 @@ void convert(const Session* session, const RunArguments& a, Request& r) {
     if (fed != Fed::kTensor) {
       run.values.push_back(FedValue{std::move(name), fed == Fed::kArray});
       r.values.push_back(nb::borrow(x));
-    } else if (!a.takes_values && is_list_or_scalar(x)) {
+    } else if (!a.takes_values && session != nullptr && is_list_or_scalar(x)) {
       run.feeds.emplace_back(name, list_as_tensor(*session, name, x));
     } else {
       const bool bound = a.binds || written(name);

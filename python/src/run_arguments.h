@@ -59,7 +59,8 @@ struct Request {
 
 // Converts `a` into `r` for a run of `session`. Throws Malformed for a call's shape onnxruntime would refuse itself,
 // the import's errors (with the input's name) for a feed, TypeError for an argument of the wrong type.
-// `session` NULL: a session ortdlpack cannot reach (lists stay values onnxruntime's run makes arrays of).
+// `session` NULL: a session ortdlpack cannot reach (lists stay values onnxruntime's run makes arrays of; where values
+// are not taken, a list is no DLPack producer: TypeError).
 void convert(const Session* session, const RunArguments& a, Request& r);
 // Value `index` of `r` (an array: run.values[index].array) as a Tensor, imported as the core's executor binds it.
 Tensor value_as_tensor(const Session& session, const Request& r, size_t index);

@@ -153,6 +153,7 @@ struct PyBinding {
   };
   Binding core;
   nb::object owner;
+  const Session* session;  // the owner's, which bind() planned on: what types a list fed anew (alive while `owner` is)
   OutputFramework type;
   std::vector<Fed> fed;
   nb::object outputs;                // a list, after the first run
@@ -165,14 +166,17 @@ struct PyBinding {
     f(outputs);
   }
 
+  // What `r` bound: its feeds (an input fed anew as a value, a list or a scalar, is no object of the caller's any
+  // more: its entry goes) and its destinations.
   void record(const Request& r) {
+    for (const auto& feed : r.run.feeds) {
+      if (Fed* x = find(feed.first)) fed.erase(fed.begin() + (x - fed.data()));
+    }
     for (const Request::Bound& b : r.bound) {
       const auto& [name, tensor] = b.destination ? r.run.options.destinations[b.index] : r.run.feeds[b.index];
-      Fed* x = b.destination ? nullptr : find(name);
-      if (x == nullptr) x = &fed.emplace_back(Fed{name, b.destination, nb::object(), Tensor(), nullptr});
       const DLPackExchangeAPI* api = b.movable ? exchange_api_of(Py_TYPE(b.object.ptr())) : nullptr;
-      *x = Fed{name, b.destination, b.object, tensor,
-               api != nullptr && api->dltensor_from_py_object_no_sync != nullptr ? api : nullptr};
+      fed.push_back(Fed{name, b.destination, b.object, tensor,
+                        api != nullptr && api->dltensor_from_py_object_no_sync != nullptr ? api : nullptr});
     }
   }
   Fed* find(const std::string& input) {
@@ -195,6 +199,9 @@ void check_unmoved(const PyBinding::Fed& x) {
 // Binding.run(run_options=None, *, feeds=None): the feeds that change converted (an input fed again as the object bound
 // for it, its memory where it was, changes nothing), the others asked whether their memory moved, one core call.
 nb::object run_binding(PyBinding& self, nb::handle run_options, nb::handle feeds) {
+  if (!self.owner.is_valid()) {  // (Gc: what it held is gone; a finalizer in its cycle may still call it)
+    throw nb::type_error("Binding.run: this Binding was cleared by the garbage collector (a cycle being collected)");
+  }
   const OrtRunOptions* options = to_run_options(run_options);
   Request changed;
   nb::object changing = nb::borrow(feeds);
@@ -216,7 +223,7 @@ nb::object run_binding(PyBinding& self, nb::handle run_options, nb::handle feeds
     a.output_names = a.outputs = a.in_place = a.device = a.output_type = nb::none();
     a.binds = true;
     try {
-      convert(nullptr, a, changed);
+      convert(self.session, a, changed);
     } catch (const Malformed& m) {
       throw nb::type_error(("Binding.run: " + m.message).c_str());
     }
@@ -358,7 +365,7 @@ nb::object bind_request(Session& session, Request& r, nb::handle owner) {
     return bind(session, r.run);
   });
   nb::object binding =
-      nb::cast(PyBinding{std::move(b), nb::borrow(owner), r.output, {}, nb::object(), {}}, nb::rv_policy::move);
+      nb::cast(PyBinding{std::move(b), nb::borrow(owner), &session, r.output, {}, nb::object(), {}}, nb::rv_policy::move);
   nb::cast<PyBinding&>(binding).record(r);
   return binding;
 }

@@ -195,6 +195,39 @@ def test_a_binding_rebinds_what_changes(way):
     assert torch.equal(y4, torch.full((5, 4), 2.0))
 
 
+@pytest.mark.parametrize("way", range(2))
+def test_a_binding_rebinds_a_feed_to_a_list_and_back_to_a_tensor(way):
+    # Before: a list (or a Python scalar) given to Binding.run(feeds=) crashed the process (no session to type it
+    # with); and an input rebound to a value kept the entry of the tensor bound before, so giving that tensor again
+    # was taken for "no change" and the runs read the list's values.
+    name, bind = binders(DOUBLE)[way]
+    x = torch.ones(2, 4)
+    b = bind({"x": x})
+    (y,) = b.run(feeds={"x": [[1.0, 2.0, 3.0, 4.0]]})  # a value: a float32 array of the input's type, made now
+    assert torch.equal(y, torch.tensor([[2.0, 4.0, 6.0, 8.0]]))
+    x.fill_(5.0)
+    (y,) = b.run(feeds={"x": x})  # the tensor bound at first, bound again
+    assert torch.equal(y, torch.full((2, 4), 10.0))
+    x.fill_(6.0)
+    assert torch.equal(b.run()[0], torch.full((2, 4), 12.0))
+    with pytest.raises(RuntimeError, match="numpy cannot make a float32 array"):
+        b.run(feeds={"x": [["a"]]})
+
+
+def test_a_binding_cleared_by_the_collector_says_so():
+    # tp_clear, as the cyclic collector calls it on a cycle through a Binding; a finalizer in that cycle may still
+    # call run(): a TypeError, never a read of what was dropped.
+    import ctypes
+
+    b = ortdlpack.Session(DOUBLE).bind({"x": torch.ones(2, 4)})
+    get_slot = ctypes.pythonapi.PyType_GetSlot
+    get_slot.restype, get_slot.argtypes = ctypes.c_void_p, [ctypes.py_object, ctypes.c_int]
+    clear = ctypes.PYFUNCTYPE(ctypes.c_int, ctypes.py_object)(get_slot(type(b), 51))  # Py_tp_clear, GIL held
+    assert clear(b) == 0
+    with pytest.raises(TypeError, match="cleared by the garbage collector"):
+        b.run()
+
+
 def test_a_rebound_feed_that_overlaps_a_destination_is_refused():
     s = ortdlpack.Session(DOUBLE)
     dst = torch.zeros(2, 4)
