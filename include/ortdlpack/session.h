@@ -191,8 +191,8 @@ class Binding {
   std::vector<Tensor> run(const OrtRunOptions* run_options = nullptr);
   /// \brief Rebinds the inputs named in `changed` to their new tensors (each an input bound by bind(); a new shape
   /// allowed), then runs as above. The checks of bind() for those feeds; Error(kInvalidArgument) for an input bind()
-  /// did not bind, and on a session that replays captured graphs (a replay would read the old tensor). A failed
-  /// rebind leaves the Binding as it was.
+  /// did not bind, and on a session that replays captured graphs (a replay would read the old tensor). A call that
+  /// fails, in its rebinding or in its run, leaves the Binding binding what it bound before.
   std::vector<Tensor> run(const Feeds& changed, const OrtRunOptions* run_options = nullptr);
   /// \brief The outputs of the last run that succeeded (empty before the first), as run() returned them.
   std::vector<Tensor> outputs() const;

@@ -696,6 +696,36 @@ TEST_F(SessionTest, ABindingRebindsWhatChanges) {
   EXPECT_EQ(bound.run()[1].shape(), (std::vector<int64_t>{3, 4}));  // a failed rebind left it as it was
 }
 
+// A run(changed) that fails, in its rebinding or in its run, leaves the Binding binding what it bound before: its
+// feeds, and its outputs where they were (before, the feeds rebound ahead of the failure stayed bound, and the caller
+// could not know which).
+TEST_F(SessionTest, AFailedRunThatRebindsLeavesTheBindingAsItWas) {
+  ortdlpack::Session s(mm_.get());
+  std::vector<float> a(8, 1.0f), c(12, 2.0f);
+  ortdlpack::Binding bound = s.bind({{"x", Import(a.data(), {2, 4})}});
+  const std::vector<Tensor> first = bound.run();
+  // The rebinding fails: a known input rebound, then an unknown one.
+  ExpectInvalid([&] { bound.run({{"x", Import(c.data(), {3, 4})}, {"w", Import(c.data(), {3, 4})}}); },
+                {"input 'w' is not bound"});
+  std::vector<Tensor> again = bound.run();
+  EXPECT_EQ(again[0].shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(again[0].data(), first[0].data()) << "the outputs where they were";
+  EXPECT_EQ(static_cast<const float*>(again[1].data())[0], 2.0f) << "x + x of the feed bound before";
+  // The run fails (the terminate flag) after a rebinding to another shape, whose outputs ORT would allocate anew.
+  OrtRunOptions* raw = nullptr;
+  ortdlpack::check(g_api->CreateRunOptions(&raw));
+  const ortdlpack::Owned<OrtRunOptions> terminate(raw);
+  ortdlpack::check(g_api->RunOptionsSetTerminate(raw));
+  EXPECT_THROW(bound.run({{"x", Import(c.data(), {3, 4})}}, raw), Error);
+  a.assign(8, 5.0f);
+  again = bound.run();
+  EXPECT_EQ(again[0].shape(), (std::vector<int64_t>{2, 3}));
+  EXPECT_EQ(again[0].data(), first[0].data());
+  EXPECT_EQ(static_cast<const float*>(again[1].data())[0], 10.0f);
+  // And a rebinding that succeeds after them binds as it says.
+  EXPECT_EQ(bound.run({{"x", Import(c.data(), {3, 4})}})[0].shape(), (std::vector<int64_t>{3, 3}));
+}
+
 // Runs of one Binding on two threads, one rebinding its feed to another shape every run (its outputs allocated
 // again): each run's list is its caller's own, the outputs of one run (before, run() returned the Binding's own
 // list, which the next run rewrote while its caller read it: a data race, under TSan too).

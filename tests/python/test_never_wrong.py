@@ -37,6 +37,7 @@ def model(nodes, inputs, outputs, initializers=(), opset=17) -> bytes:
 # output x is input x; y = x + x beside it
 PASS_THROUGH = model([helper.make_node("Add", ["x", "x"], ["y"])], [("x", [2, 3])], [("x", [2, 3]), ("y", [2, 3])])
 DOUBLE = model([helper.make_node("Add", ["x", "x"], ["y"])], [("x", ["N", 4])], [("y", ["N", 4])])
+ADD = model([helper.make_node("Add", ["x", "c"], ["y"])], [("x", ["N"]), ("c", ["N"])], [("y", ["N"])])
 
 
 def sessions(m: bytes):
@@ -212,6 +213,22 @@ def test_a_binding_rebinds_a_feed_to_a_list_and_back_to_a_tensor(way):
     assert torch.equal(b.run()[0], torch.full((2, 4), 12.0))
     with pytest.raises(RuntimeError, match="numpy cannot make a float32 array"):
         b.run(feeds={"x": [["a"]]})
+
+
+@pytest.mark.parametrize("way", range(2))
+def test_a_run_that_fails_while_rebinding_leaves_the_binding_as_it_was(way):
+    # Before: the feeds rebound ahead of the failure stayed bound in the core while the Binding's Python side kept the
+    # old objects, so the old tensor given again was taken for "no change" and the runs read the new one.
+    name, bind = binders(ADD)[way]
+    x, c = torch.ones(4), torch.ones(4)
+    b = bind({"x": x, "c": c})
+    with pytest.raises(ValueError, match="input 'w' is not bound"):
+        b.run(feeds={"x": torch.full((4,), 100.0), "w": c})
+    with pytest.raises(ort.capi.onnxruntime_pybind11_state.InvalidArgument, match="Unexpected input data type"):
+        b.run(feeds={"x": torch.full((4,), 100.0), "c": torch.ones(4, dtype=torch.float64)})
+    assert torch.equal(b.run()[0], torch.full((4,), 2.0))
+    x.fill_(3.0)
+    assert torch.equal(b.run(feeds={"x": x, "c": c})[0], torch.full((4,), 4.0))
 
 
 def test_a_binding_cleared_by_the_collector_says_so():
