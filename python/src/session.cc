@@ -3,6 +3,7 @@
 // arguments and both orders of run(); the Binding bind() makes (here and in run.cc), for many runs on the same tensors.
 #include <climits>
 #include <memory>
+#include <mutex>
 #include <optional>
 #include <string>
 #include <utility>
@@ -158,6 +159,9 @@ struct PyBinding {
   std::vector<Fed> fed;
   nb::object outputs;                // a list, after the first run
   std::vector<OrtValue*> made_from;  // the values `outputs` were made from
+  // Held through a whole run, so that what this side records (`fed`, `outputs`) changes in the order the core's runs
+  // change the binding, whatever thread gets the GIL first; recursive: a feed's conversion may run this Binding again.
+  std::unique_ptr<std::recursive_mutex> serial = std::make_unique<std::recursive_mutex>();
 
   template <class F>
   void references(F f) {  // (Gc: a Binding stored on its own session's subclass is a cycle)
@@ -201,6 +205,11 @@ void check_unmoved(const PyBinding::Fed& x) {
 nb::object run_binding(PyBinding& self, nb::handle run_options, nb::handle feeds) {
   if (!self.owner.is_valid()) {  // (Gc: what it held is gone; a finalizer in its cycle may still call it)
     throw nb::type_error("Binding.run: this Binding was cleared by the garbage collector (a cycle being collected)");
+  }
+  std::unique_lock<std::recursive_mutex> serial(*self.serial, std::try_to_lock);
+  if (!serial.owns_lock()) {  // a run on another thread: waited for without the GIL, which that run takes again
+    nb::gil_scoped_release release;
+    serial.lock();
   }
   const OrtRunOptions* options = to_run_options(run_options);
   Request changed;

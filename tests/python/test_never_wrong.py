@@ -231,6 +231,33 @@ def test_a_run_that_fails_while_rebinding_leaves_the_binding_as_it_was(way):
     assert torch.equal(b.run(feeds={"x": x, "c": c})[0], torch.full((4,), 4.0))
 
 
+def test_runs_of_one_binding_on_threads_keep_what_is_bound_true():
+    # One thread rebinds x to one of two tensors every run, another runs what is bound: each rebinding run reads the
+    # tensor it names, never the other (the Binding's Python side records a rebinding in the order the core made it).
+    import threading
+
+    b = ortdlpack.Session(ADD).bind({"x": torch.ones(4), "c": torch.ones(4)}, output_type="torch")
+    feeds = [torch.full((4,), 1.0), torch.full((4,), 2.0)]
+    wrong, stop = [], threading.Event()
+
+    def plain():
+        while not stop.is_set():
+            b.run()
+
+    t = threading.Thread(target=plain)
+    t.start()
+    try:
+        for i in range(2000):
+            x = feeds[i % 3 % 2]
+            (y,) = b.run(feeds={"x": x})
+            if not torch.equal(y, x + 1):
+                wrong.append(i)
+    finally:
+        stop.set()
+        t.join()
+    assert not wrong
+
+
 def test_a_binding_cleared_by_the_collector_says_so():
     # tp_clear, as the cyclic collector calls it on a cycle through a Binding; a finalizer in that cycle may still
     # call run(): a TypeError, never a read of what was dropped.
