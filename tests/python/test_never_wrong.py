@@ -231,6 +231,13 @@ def test_a_run_that_fails_while_rebinding_leaves_the_binding_as_it_was(way):
     assert torch.equal(b.run(feeds={"x": x, "c": c})[0], torch.full((4,), 4.0))
 
 
+@pytest.mark.parametrize("feeds", [5, [("x", None)]])
+def test_binding_run_feeds_that_are_no_mapping_are_a_type_error(feeds):
+    b = ortdlpack.Session(ADD).bind({"x": torch.ones(4), "c": torch.ones(4)})
+    with pytest.raises(TypeError, match="Binding.run: feeds must be a mapping of input names to tensors, not "):
+        b.run(feeds=feeds)  # (before, for 5: "object of type 'int' has no len()")
+
+
 def test_runs_of_one_binding_on_threads_keep_what_is_bound_true():
     # One thread rebinds x to one of two tensors every run, another runs what is bound: each rebinding run reads the
     # tensor it names, never the other (the Binding's Python side records a rebinding in the order the core made it).
