@@ -146,9 +146,10 @@ pkg_hash=$(git ls-files -s -- python src include cmake CMakeLists.txt pyproject.
 if [[ "$(cat "$pkg_stamp" 2>/dev/null)" != "$pkg_hash" ]] || ! .venv/bin/python -c "import ortdlpack" 2>/dev/null; then
   step_start "building and installing the Python package into .venv (pip install .; [done/total] per file)"
   # pip -v shows the build's [done/total] lines; the rest of its output goes to build/python-install.log. The
-  # package is built with its test entry points (ortdlpack._ortdlpack._testing), which wheels leave out.
+  # package is built with its test entry points (ortdlpack._ortdlpack._testing), which wheels leave out, and with
+  # warnings as errors, as the core is.
   if ! .venv/bin/python -m pip install -v --no-build-isolation --no-deps -Cbuild-dir=build/python \
-       -Ccmake.define.ORTDLPACK_PYTHON_TESTING=ON . 2>&1 |
+       -Ccmake.define.ORTDLPACK_PYTHON_TESTING=ON -Ccmake.define.ORTDLPACK_WERROR=ON . 2>&1 |
        tee build/python-install.log | { grep --line-buffered -E "^ *\[[0-9]+/[0-9]+\]|^Successfully" || true; }
   then
     tail -40 build/python-install.log
