@@ -41,8 +41,7 @@ void Binding::Impl::rebind(const Feeds& changed) {
     for (size_t k = 0; k < plan.outputs.size(); ++k) {
       const RunPlan::Output& out = plan.outputs[k];
       if (out.in_place != static_cast<int>(i)) continue;
-      check_binding(api.BindOutput(binding.get(), names[k].c_str(), out.destination.ort_value()), "output",
-                    names[k]);
+      check_binding(api.BindOutput(binding.get(), names[k].c_str(), out.destination.ort_value()), "output", names[k]);
       if (!outputs.empty()) outputs[k] = out.destination;
     }
   }
@@ -68,15 +67,13 @@ void Binding::Impl::restore(Bound& before) {
   note_copies();
   for (const RunPlan::Input& in : plan.inputs) {
     if (!copied_when_bound(in)) {
-      check_binding(api.BindInput(binding.get(), in.io->name.c_str(), in.bound().ort_value()), "input",
-                    in.io->name);
+      check_binding(api.BindInput(binding.get(), in.io->name.c_str(), in.bound().ort_value()), "input", in.io->name);
     }
   }
   for (size_t k = 0; k < plan.outputs.size(); ++k) {
     const RunPlan::Output& out = plan.outputs[k];
-    check_binding(out.destination
-                      ? api.BindOutput(binding.get(), names[k].c_str(), out.destination.ort_value())
-                      : api.BindOutputToDevice(binding.get(), names[k].c_str(), out.memory),
+    check_binding(out.destination ? api.BindOutput(binding.get(), names[k].c_str(), out.destination.ort_value())
+                                  : api.BindOutputToDevice(binding.get(), names[k].c_str(), out.memory),
                   "output", names[k]);
   }
 }

@@ -373,8 +373,8 @@ nb::object bind_request(Session& session, Request& r, nb::handle owner) {
     nb::gil_scoped_release release;
     return bind(session, r.run);
   });
-  nb::object binding =
-      nb::cast(PyBinding{std::move(b), nb::borrow(owner), &session, r.output, {}, nb::object(), {}}, nb::rv_policy::move);
+  nb::object binding = nb::cast(PyBinding{std::move(b), nb::borrow(owner), &session, r.output, {}, nb::object(), {}},
+                                nb::rv_policy::move);
   nb::cast<PyBinding&>(binding).record(r);
   return binding;
 }
