@@ -226,7 +226,7 @@ nb::object run_binding(PyBinding& self, nb::handle run_options, nb::handle feeds
     }
     changing = std::move(rest);
   }
-  if (!changing.is_none() && !(PyDict_Check(changing.ptr()) && PyDict_GET_SIZE(changing.ptr()) == 0)) {
+  if (!changing.is_none() && !(PyDict_Check(changing.ptr()) && PyDict_Size(changing.ptr()) == 0)) {
     RunArguments a;
     a.feeds = changing;
     a.output_names = a.outputs = a.in_place = a.device = a.output_type = nb::none();
