@@ -142,13 +142,16 @@ Target compiled_outputs_target(const Feeds& feeds) {
 
 void check_still_bound(const Tensor& bound, const DLTensor& now, const std::string& name, bool destination) {
   const DLDataType dtype = to_dlpack_dtype(bound.element_type());
-  bool same = static_cast<const char*>(now.data) + now.byte_offset == bound.data() &&
+  // An empty tensor has no memory to read or write (its import binds a pointer of its own, and any strides): its shape
+  // is what counts.
+  const bool empty = bound.element_count() == 0;
+  bool same = (empty || static_cast<const char*>(now.data) + now.byte_offset == bound.data()) &&
               static_cast<size_t>(now.ndim) == bound.shape().size() && now.dtype.code == dtype.code &&
               now.dtype.bits == dtype.bits && now.dtype.lanes == dtype.lanes;
   int64_t compact = 1;  // the stride a compact row-major layout has at dimension d
   for (int32_t d = now.ndim - 1; same && d >= 0; --d) {
     same = now.shape[d] == bound.shape()[static_cast<size_t>(d)] &&
-           (now.strides == nullptr || now.shape[d] == 1 || now.strides[d] == compact);
+           (empty || now.strides == nullptr || now.shape[d] == 1 || now.strides[d] == compact);
     compact *= now.shape[d];
   }
   if (!same) {

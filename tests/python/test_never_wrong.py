@@ -134,6 +134,20 @@ def test_a_bound_feed_whose_memory_moved_is_refused_never_read(way):
     assert y.shape == (3, 4) and torch.equal(y, 2 * x2)
 
 
+@pytest.mark.parametrize("shape", [(0,), (0, 4), (2, 0)])
+def test_a_bound_empty_torch_feed_runs(shape):
+    # An empty tensor has no memory (its import binds a pointer of its own): the moved-memory check compared that
+    # pointer with torch's and refused every run (found by fuzz_session).
+    x = torch.zeros(shape)
+    dims = [f"d{i}" for i in range(len(shape))]
+    b = ortdlpack.Session(model([helper.make_node("Identity", ["x"], ["y"])], [("x", dims)], [("y", dims)])).bind(
+        {"x": x}, output_type="torch")
+    assert b.run()[0].shape == shape
+    x.resize_(4)
+    with pytest.raises(ValueError, match="taken another shape"):
+        b.run()
+
+
 @pytest.mark.parametrize("change", ["t_", "unsqueeze_"])
 def test_a_bound_feed_whose_view_changed_in_place_is_refused(change):
     # The same memory, another shape: the Binding would read it as the shape it was bound with.
