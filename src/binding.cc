@@ -59,23 +59,12 @@ void Binding::Impl::rebind(const Feeds& changed) {
 }
 
 void Binding::Impl::restore(Bound& before) {
-  const OrtApi& api = ort();
   plan = std::move(before.plan);
   outputs = std::move(before.outputs);
   returned = std::move(before.returned);
   allocates = before.allocates;
   note_copies();
-  for (const RunPlan::Input& in : plan.inputs) {
-    if (!copied_when_bound(in)) {
-      check_binding(api.BindInput(binding.get(), in.io->name.c_str(), in.bound().ort_value()), "input", in.io->name);
-    }
-  }
-  for (size_t k = 0; k < plan.outputs.size(); ++k) {
-    const RunPlan::Output& out = plan.outputs[k];
-    check_binding(out.destination ? api.BindOutput(binding.get(), names[k].c_str(), out.destination.ort_value())
-                                  : api.BindOutputToDevice(binding.get(), names[k].c_str(), out.memory),
-                  "output", names[k]);
-  }
+  bind_plan(plan, binding.get());
 }
 
 std::vector<Tensor> Binding::Impl::run_once(const OrtRunOptions* per_call) {

@@ -402,8 +402,8 @@ struct Binding::Impl {
   };
   // Binds the inputs named in `changed` to their new tensors; where it throws, part of them may be bound.
   void rebind(const Feeds& changed);
-  // Binds what `before` bound again, ORT's IoBinding too: every input, and every output at its destination (those
-  // without one, ORT allocates on the next run, as `allocates` says). Everything it binds was bound before.
+  // Binds what `before` bound again, ORT's IoBinding too (bind_plan: an output without a destination, ORT allocates
+  // on the next run, as `allocates` says). Everything it binds was bound before.
   void restore(Bound& before);
   // One run of what is bound; returns the outputs as run() does.
   std::vector<Tensor> run_once(const OrtRunOptions* per_call);
