@@ -73,6 +73,34 @@ bool readable_word(const void* p) noexcept {
   return read(fds[0], &word, sizeof(word)) == static_cast<ssize_t>(sizeof(word));
 }
 
+namespace {
+
+// One protobuf field: a varint (`bytes` NULL) or length-delimited bytes.
+std::string field(int number, uint64_t varint, const std::string* bytes = nullptr) {
+  const auto encode = [](uint64_t n) {
+    std::string out;
+    do {
+      out += static_cast<char>((n & 0x7F) | (n > 0x7F ? 0x80 : 0));
+      n >>= 7;
+    } while (n != 0);
+    return out;
+  };
+  if (bytes == nullptr) return encode(static_cast<uint64_t>(number) << 3) + encode(varint);
+  return encode(static_cast<uint64_t>(number) << 3 | 2) + encode(bytes->size()) + *bytes;
+}
+std::string field(int number, const std::string& bytes) { return field(number, 0, &bytes); }
+
+}  // namespace
+
+std::string borrow_probe_model() {
+  // TypeProto.tensor_type: elem_type float (1), shape [1].
+  const std::string tensor = field(1, field(1, 1) + field(2, field(1, field(1, 1))));
+  const auto value = [&](const char* name) { return field(1, std::string(name)) + field(2, tensor); };
+  const std::string node = field(1, std::string("x")) + field(2, std::string("y")) + field(4, std::string("Identity"));
+  const std::string graph = field(1, node) + field(2, std::string("g")) + field(11, value("x")) + field(12, value("y"));
+  return field(1, 8) + field(7, graph) + field(8, field(2, 17));  // IR 8, opset 17
+}
+
 const char* borrow_reason(Borrow status) {
   switch (status) {
     case Borrow::kReached:

@@ -58,6 +58,9 @@ BorrowedPointer session_at(const void* const* first);
 /// EFAULT), so that no address can fault, PROT_NONE pages included: the probe before every read of onnxruntime's
 /// private layout.
 bool readable_word(const void* p) noexcept;
+/// \brief The bytes of an ONNX model (ModelProto, IR 8, opset 17: one Identity node on float32[1]), written without
+/// the onnx package: what show_config makes an InferenceSession of to tell whether the borrow reaches it.
+std::string borrow_probe_model();
 /// \brief What a Borrow says, for messages and show_config.
 const char* borrow_reason(Borrow status);
 

@@ -63,6 +63,12 @@ std::string ensure_ep(const std::string& name);
 std::vector<const OrtEpDevice*> select_ep_devices(const std::string& name,
                                                   const std::vector<std::pair<std::string, std::string>>& options);
 
+/// \brief What ortdlpack makes of each EP device of the env, for a bug report (ortdlpack.show_config): how many,
+/// then per device a line (EP name and vendor, hardware type, vendor, vendor id, device id) and, indented, each memory
+/// it declares with the DLPack device that memory is exported as (or why none), and whether ortdlpack orders work
+/// there with a stream.
+std::vector<std::string> describe_ep_devices();
+
 /// \brief The folder EP libraries of ORT distributions are registered from: the running ORT library's own folder,
 /// unless set_ep_library_dir() named another. "" when it cannot be told (then nothing is registered from a folder).
 std::string ep_library_dir();

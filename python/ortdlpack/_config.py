@@ -4,7 +4,7 @@ The versions and the installed distributions come from the packages' metadata (`
 here imports a framework, so asking for a bug report never changes the process it reports on (tensorflow's LLVM
 symbols, once loaded, crash Mesa's software Vulkan: docs/devices.md). The installed EP packages and what the env's
 EP devices are to ortdlpack (their memory, the DLPack device each is exported as, whether ortdlpack orders work there
-with a stream) come from the C++ core (``_ortdlpack._ep_packages``, ``_ortdlpack._ep_device_config``).
+with a stream) come from the C++ core (``_ortdlpack._ep_packages``, ``_ortdlpack._ep_device_report``).
 """
 
 from __future__ import annotations
@@ -39,26 +39,6 @@ def _onnxruntime_lines(distributions: dict[str, list[str]]) -> list[str]:
     return lines
 
 
-def _device_lines() -> list[str]:
-    devices = _ort.get_ep_devices()
-    lines = [f"EP devices of the environment: {len(devices)}"]
-    for ep in devices:
-        hw = ep.device
-        lines.append(f"  {ep.ep_name} ({ep.ep_vendor}) on {hw.type.name} {hw.vendor} "
-                     f"(vendor id 0x{hw.vendor_id:04x}, device {hw.device_id})")
-        try:
-            memories, streams = _ortdlpack._ep_device_config(ep)
-        except Exception as e:  # an EP device the core cannot find again: say so, report the others
-            lines.append(f"    not readable by ortdlpack: {e}")
-            continue
-        if not memories:
-            lines.append("    memory: host memory (DLPack cpu)")
-        for kind, memory, dlpack, why in memories:
-            lines.append(f"    {kind} memory: {memory} -> " + (f"DLPack {dlpack}" if dlpack else f"no DLPack device ({why})"))
-        lines.append(f"    streams ortdlpack can order: {'yes' if streams else 'no (copies are synchronous)'}")
-    return lines
-
-
 def _framework_lines(distributions: dict[str, list[str]]) -> list[str]:
     found = []
     for module, array in _FRAMEWORKS:
@@ -80,35 +60,11 @@ def _framework_lines(distributions: dict[str, list[str]]) -> list[str]:
     return ["Frameworks: " + "; ".join(found)]
 
 
-def _field(number: int, value) -> bytes:
-    """One protobuf field: an int (varint) or bytes (length-delimited)."""
-    def varint(n: int) -> bytes:
-        out = b""
-        while True:
-            out += bytes([(n & 0x7F) | (0x80 if n > 0x7F else 0)])
-            n >>= 7
-            if not n:
-                return out
-    if isinstance(value, int):
-        return varint(number << 3) + varint(value)
-    return varint(number << 3 | 2) + varint(len(value)) + value
-
-
-def _identity_model() -> bytes:
-    """An ONNX model (ModelProto, IR 8, opset 17) of one Identity node on float32[1], written without the onnx
-    package (not a dependency of ortdlpack)."""
-    tensor = _field(1, _field(1, 1) + _field(2, _field(1, _field(1, 1))))  # TypeProto.tensor_type: float, [1]
-    value = lambda name: _field(1, name) + _field(2, tensor)  # noqa: E731
-    node = _field(1, b"x") + _field(2, b"y") + _field(4, b"Identity")
-    graph = _field(1, node) + _field(2, b"g") + _field(11, value(b"x")) + _field(12, value(b"y"))
-    return _field(1, 8) + _field(7, graph) + _field(8, _field(2, 17))
-
-
 def _borrow_lines() -> list[str]:
     """Whether ortdlpack reaches the ORT session behind an onnxruntime.InferenceSession of this onnxruntime (what
     its run, bind() and ortdlpack.run execute on; without it host feeds run through onnxruntime's own run)."""
     try:
-        session = _ort.InferenceSession(_identity_model(), providers=["CPUExecutionProvider"])
+        session = _ort.InferenceSession(_ortdlpack._borrow_probe_model(), providers=["CPUExecutionProvider"])
         status = _ortdlpack._borrow_status(session)
     except Exception as e:  # a session this onnxruntime would not make: say so, report the rest
         status = f"not checked ({type(e).__name__}: {e})"
@@ -141,6 +97,6 @@ def show_config(file=None) -> None:
     lines = [f"ortdlpack {_ortdlpack.__version__} (DLPack {major}.{minor}), at {os.path.dirname(__file__)}",
              f"Python {sys.version.split()[0]} ({sys.executable})"]
     distributions = _packages_distributions()
-    lines += (_onnxruntime_lines(distributions) + _borrow_lines() + _device_lines() +
+    lines += (_onnxruntime_lines(distributions) + _borrow_lines() + _ortdlpack._ep_device_report() +
               _framework_lines(distributions))
     print("\n".join(lines), file=file if file is not None else sys.stdout)

@@ -116,7 +116,6 @@ NB_MODULE(_ortdlpack, m) {
   define_dlpack(m);
   define_session(m);
   define_run(m);
-  define_config(m);
   define_compiled_sessions(m);
   define_torch_kernel(m);
   define_xla_ffi(m);
@@ -152,6 +151,8 @@ NB_MODULE(_ortdlpack, m) {
       nb::sig("def _ep_packages() -> list[tuple[str, str, str, list[str]]]"),
       "For show_config(): (distribution, version, library, EP names) of every installed EP package ortdlpack finds "
       "(the EP table's and every onnxruntime-ep-* one). Registers nothing.");
+  m.def("_ep_device_report", &ortdlpack::describe_ep_devices,
+        "For show_config(): the lines the core writes about the env's EP devices (describe_ep_devices).");
   m.def("_ep_library_dir", &ortdlpack::ep_library_dir,
         "The folder EP libraries shipped with ORT are registered from (the running ORT's own folder).");
   m.def(

@@ -12,7 +12,6 @@ void define_tensor(nb::module_& m);             // tensor.cc: ortdlpack.Tensor (
 void define_dlpack(nb::module_& m);             // from_dlpack.cc: from_dlpack, as_ortvalue
 void define_session(nb::module_& m);            // session.cc: Session, Binding, NodeArg, ModelMetadata
 void define_run(nb::module_& m);                // run.cc: ortdlpack.run, InferenceSession's run and bind
-void define_config(nb::module_& m);             // show_config.cc: what show_config() asks the core
 void define_compiled_sessions(nb::module_& m);  // compiled_sessions.cc: the registry compiled code names sessions by
 void define_torch_kernel(nb::module_& m);       // torch_kernel.cc: the kernels of torch's ortdlpack::run
 void define_xla_ffi(nb::module_& m);            // xla_ffi.cc: the XLA FFI handlers of jax_function

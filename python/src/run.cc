@@ -469,6 +469,13 @@ void define_run(nb::module_& m) {
       },
       nb::arg("output_type").none(), "TypeError/ValueError for an output_type= that names no framework.");
   m.def(
+      "_borrow_probe_model",
+      [] {
+        const std::string model = borrow_probe_model();
+        return nb::bytes(model.data(), model.size());
+      },
+      "For show_config(): an ONNX model's bytes to make an InferenceSession of and ask _borrow_status.");
+  m.def(
       "_borrow_status",
       [](nb::handle session) {
         nb::object keep;

@@ -9,9 +9,11 @@
 #include <cstdint>
 #include <iterator>
 #include <memory>
+#include <string>
 #include <utility>
 
 #include "ort.h"
+#include "ortdlpack/session.h"
 #include "support.h"
 
 namespace ortdlpack {
@@ -76,6 +78,17 @@ TEST(OnnxruntimePython, ASessionOfThisOrtIsRecognisedByItsVtable) {
   const BorrowedPointer b = session_at(&first);
   EXPECT_EQ(b.status, Borrow::kReached);
   EXPECT_EQ(b.session, s.get());
+}
+
+// The model show_config's borrow probe makes an InferenceSession of: a model ORT loads, one float input x and output y.
+TEST(OnnxruntimePython, TheBorrowProbeModelIsAModelOrtLoads) {
+  const std::string model = borrow_probe_model();
+  const SessionConfig none;
+  Session s(model.data(), model.size(), none);
+  ASSERT_EQ(s.inputs().size(), 1u);
+  ASSERT_EQ(s.outputs().size(), 1u);
+  EXPECT_EQ(s.inputs()[0].name, "x");
+  EXPECT_EQ(s.outputs()[0].name, "y");
 }
 
 TEST(OnnxruntimePython, OrtErrorsAreWordedAsOnnxruntimesPythonWordsThem) {

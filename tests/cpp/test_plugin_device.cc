@@ -3,8 +3,10 @@
 #include <gtest/gtest.h>
 
 #include <cstring>
+#include <string>
 #include <vector>
 
+#include "ortdlpack/ep.h"
 #include "support.h"
 #include "virtual_device_env.h"
 
@@ -35,6 +37,21 @@ TEST_F(PluginDevice, ListsTwoDevicesWithTheirMemory) {
     EXPECT_EQ(ort().MemoryInfoGetVendorId(device_memory(i)), static_cast<uint32_t>(ORTDLPACK_VD_VENDOR_ID));
     EXPECT_NE(ort().EpDevice_MemoryInfo(devices[i], OrtDeviceMemoryType_HOST_ACCESSIBLE), nullptr);
   }
+}
+
+// The bug report's lines (show_config): every EP device of the env, the plugin's memory with the DLPack device it is
+// exported as and its streams, the CPU EP on plain host memory.
+TEST_F(PluginDevice, DescribesEveryEpDeviceOfTheEnv) {
+  const std::vector<std::string> lines = describe_ep_devices();
+  ASSERT_FALSE(lines.empty());
+  EXPECT_EQ(lines[0].rfind("EP devices of the environment: ", 0), 0u) << lines[0];
+  std::string all;
+  for (const std::string& line : lines) all += line + "\n";
+  EXPECT_NE(all.find("  CPUExecutionProvider ("), std::string::npos) << all;
+  EXPECT_NE(all.find("    memory: host memory (DLPack cpu)"), std::string::npos) << all;
+  EXPECT_NE(all.find("    default memory: "), std::string::npos) << all;
+  EXPECT_NE(all.find(" -> DLPack ext_dev:1\n"), std::string::npos) << all;
+  EXPECT_NE(all.find("    streams ortdlpack can order: yes"), std::string::npos) << all;
 }
 
 TEST_F(PluginDevice, AllocateCopyInAndOutWithExactCounters) {

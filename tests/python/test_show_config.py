@@ -4,7 +4,6 @@ import importlib.metadata as metadata
 import io
 import subprocess
 import sys
-import types
 
 import onnxruntime as ort
 import pytest
@@ -39,15 +38,11 @@ def test_every_ep_device_of_the_env_is_listed_with_its_memory():
 
 
 def test_a_plugin_device_maps_to_its_dlpack_device_and_has_streams(vd):
-    _, devices = vd
-    memories, streams = od._ortdlpack._ep_device_config(devices[1])
-    kinds = {kind: (memory, dlpack, why) for kind, memory, dlpack, why in memories}
-    assert kinds["default"][1] == "ext_dev:1" and kinds["default"][2] is None
-    assert "VirtualDevice" in kinds["default"][0]
-    assert streams  # the plugin exports the ortdlpack stream convention
     text = config()
     assert "VirtualDeviceEP" in text and "-> DLPack ext_dev:1" in text
-    assert "streams ortdlpack can order: yes" in text
+    line = next(x for x in text.splitlines() if "default memory:" in x and "ext_dev:1" in x)
+    assert "VirtualDevice" in line  # the memory as the core describes it
+    assert "streams ortdlpack can order: yes" in text  # the plugin exports the ortdlpack stream convention
 
 
 def test_frameworks_are_reported_from_their_metadata():
@@ -116,13 +111,6 @@ def test_show_config_then_a_webgpu_run_does_not_crash(webgpu, tmp_path):
                          capture_output=True, text=True, timeout=300)
     assert run.returncode == 0, run.stderr
     assert "ran: [0.0, 2.0, 4.0, 6.0, 8.0, 10.0, 12.0, 14.0]" in run.stdout
-
-
-def test_an_ep_device_the_env_does_not_have_is_a_value_error():
-    fake = types.SimpleNamespace(ep_name="NoSuchExecutionProvider",
-                                 device=types.SimpleNamespace(type=0, vendor_id=0, device_id=0))
-    with pytest.raises(ValueError):
-        od._ortdlpack._ep_device_config(fake)
 
 
 def test_python_dash_m_ortdlpack_prints_it():
