@@ -185,6 +185,27 @@ std::vector<Provider> wanted_providers(const SessionConfig& config) {
   return config.providers;
 }
 
+std::vector<Provider> with_provider_options(
+    std::optional<std::vector<Provider>> providers,
+    const std::optional<std::vector<std::vector<std::pair<std::string, std::string>>>>& options) {
+  if (!options) return providers ? std::move(*providers) : std::vector<Provider>{};
+  if (!providers) refuse("provider_options needs providers");
+  if (options->size() != providers->size()) {
+    refuse("provider_options has " + std::to_string(options->size()) + " entries for " +
+           std::to_string(providers->size()) + " providers (onnxruntime's rule: one per provider)");
+  }
+  for (size_t i = 0; i < options->size(); ++i) {
+    Provider& p = (*providers)[i];
+    if (!p.options.empty()) {
+      refuse("provider '" + p.name +
+             "' has options both in providers and in provider_options (onnxruntime's rule: "
+             "names only where provider_options is given)");
+    }
+    p.options = (*options)[i];
+  }
+  return std::move(*providers);
+}
+
 ProviderHandoff hand_off_providers(const std::vector<Provider>& providers, bool options_given) {
   ProviderHandoff handoff;
   bool plugin = false, all_plugin_or_cpu = true;

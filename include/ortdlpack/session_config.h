@@ -90,6 +90,14 @@ struct SessionConfig {
 /// Error(kInvalidArgument) for ep and providers both set, and for ep_options without ep.
 std::vector<Provider> wanted_providers(const SessionConfig& config);
 
+/// \brief onnxruntime's `providers=` (nullopt: not given) with its `provider_options=` (one options list per provider,
+/// in order; nullopt: not given), by onnxruntime's rules: each provider then takes its options from there.
+/// Error(kInvalidArgument) for provider_options without providers, a count that differs, and a provider given its
+/// options in both places.
+std::vector<Provider> with_provider_options(
+    std::optional<std::vector<Provider>> providers,
+    const std::optional<std::vector<std::vector<std::pair<std::string, std::string>>>>& options);
+
 // Providers as another API creates a session on them (onnxruntime's Python InferenceSession): each EP by its name in
 // ORT, its options completed, and, where that API must be given EP devices to run a plugin EP at all (onnxruntime
 // selects some by name silently not at all: QNN then runs on the CPU EP), the devices of each.

@@ -48,54 +48,40 @@ std::vector<std::pair<std::string, std::string>> string_pairs(nb::handle dict, c
   return pairs;
 }
 
-// onnxruntime's providers=[name or (name, options)] and provider_options=[options, ...] (one per provider), as the
-// core's providers (which checks the names).
+// onnxruntime's providers=[name or (name, options)] and provider_options=[options, ...] as the core's providers
+// (with_provider_options: onnxruntime's rules). TypeError for another shape.
 std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_options) {
-  std::vector<Provider> out;
-  if (providers.is_none()) {
-    if (!provider_options.is_none()) throw nb::value_error("provider_options needs providers");
-    return out;
-  }
-  if (!PyList_Check(providers.ptr()) && !PyTuple_Check(providers.ptr())) {
-    throw nb::type_error((std::string("providers must be a list of provider names or (name, options) pairs, not ") +
-                          type_name(providers.ptr()))
-                             .c_str());
-  }
-  for (nb::handle p : providers) {
-    if (PyUnicode_Check(p.ptr())) {
-      out.push_back(Provider{nb::cast<std::string>(p), {}});
-    } else if ((PyTuple_Check(p.ptr()) || PyList_Check(p.ptr())) && nb::len(p) == 2 && PyUnicode_Check(p[0].ptr())) {
-      const std::string name = nb::cast<std::string>(p[0]);
-      out.push_back(Provider{name, option_pairs(p[1], "the options of provider '" + name + "'")});
-    } else {
-      throw nb::type_error((std::string("providers entries must be a name (str) or a (name, options) pair, not ") +
-                            nb::cast<std::string>(nb::repr(p)))
-                               .c_str());
+  const auto sequence = [](nb::handle x, const char* what) {
+    if (!PyList_Check(x.ptr()) && !PyTuple_Check(x.ptr())) {
+      throw nb::type_error((std::string(what) + ", not " + type_name(x.ptr())).c_str());
+    }
+  };
+  std::optional<std::vector<Provider>> named;
+  if (!providers.is_none()) {
+    sequence(providers, "providers must be a list of provider names or (name, options) tuples");
+    named.emplace();
+    for (nb::handle p : providers) {
+      if (PyUnicode_Check(p.ptr())) {
+        named->push_back(Provider{nb::cast<std::string>(p), {}});
+      } else if (PyTuple_Check(p.ptr()) && nb::len(p) == 2 && PyUnicode_Check(p[0].ptr())) {
+        const std::string name = nb::cast<std::string>(p[0]);
+        named->push_back(Provider{name, option_pairs(p[1], "the options of provider '" + name + "'")});
+      } else {
+        throw nb::type_error(("providers entries must be a name (str) or a (name, options) tuple, not " +
+                              nb::cast<std::string>(nb::repr(p)))
+                                 .c_str());
+      }
     }
   }
-  if (provider_options.is_none()) return out;
-  if (!PyList_Check(provider_options.ptr()) && !PyTuple_Check(provider_options.ptr())) {
-    throw nb::type_error((std::string("provider_options must be a list of dicts, one per provider, not ") +
-                          type_name(provider_options.ptr()))
-                             .c_str());
-  }
-  if (nb::len(provider_options) != out.size()) {
-    throw nb::value_error(("provider_options has " + std::to_string(nb::len(provider_options)) + " entries for " +
-                           std::to_string(out.size()) + " providers (onnxruntime's rule: one per provider)")
-                              .c_str());
-  }
-  size_t i = 0;
-  for (nb::handle options : provider_options) {
-    Provider& p = out[i++];
-    std::vector<std::pair<std::string, std::string>> more =
-        option_pairs(options, "provider_options[" + std::to_string(i - 1) + "]");
-    if (!more.empty() && !p.options.empty()) {
-      throw nb::value_error(
-          ("provider '" + p.name + "' has options both in providers and in provider_options").c_str());
+  std::optional<std::vector<std::vector<std::pair<std::string, std::string>>>> options;
+  if (!provider_options.is_none()) {
+    sequence(provider_options, "provider_options must be a list of dicts, one per provider");
+    options.emplace();
+    for (nb::handle o : provider_options) {
+      options->push_back(option_pairs(o, "provider_options[" + std::to_string(options->size()) + "]"));
     }
-    if (!more.empty()) p.options = std::move(more);
   }
-  return out;
+  return with_provider_options(std::move(named), options);
 }
 
 // The OrtSessionOptions behind an onnxruntime.SessionOptions, for the core to copy (SessionConfig::base).
@@ -131,31 +117,19 @@ nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, 
     if (!providers.is_none()) c.providers = {Provider{"providers", {}}};  // (the rule refuses both)
     wanted = wanted_providers(c);
   } else {
-    if (providers.is_none() || (!PyList_Check(providers.ptr()) && !PyTuple_Check(providers.ptr()))) return unchanged;
+    if (providers.is_none()) return unchanged;
     separate = !provider_options.is_none();
-    if (separate && (!PyList_Check(provider_options.ptr()) || nb::len(provider_options) != nb::len(providers))) {
-      return unchanged;
+    if (separate && (PyList_Check(providers.ptr()) || PyTuple_Check(providers.ptr()))) {
+      for (nb::handle p : providers) {
+        if (!PyUnicode_Check(p.ptr())) return unchanged;  // onnxruntime takes names only with provider_options=
+      }
     }
-    size_t i = 0;
-    for (nb::handle p : providers) {
-      nb::handle name = p, options = separate ? nb::handle(provider_options[i]) : nb::handle(Py_None);
-      ++i;
-      if (!PyUnicode_Check(p.ptr())) {
-        if (separate || !PyTuple_Check(p.ptr()) || nb::len(p) != 2 || !PyUnicode_Check(p[0].ptr())) return unchanged;
-        name = p[0];
-        options = p[1];
-      }
-      if (!options.is_none() && !PyDict_Check(options.ptr())) return unchanged;
-      Provider provider{nb::cast<std::string>(name), {}};
-      if (!options.is_none()) {
-        try {
-          provider.options = option_pairs(options, "the options of provider " + provider.name);
-        } catch (const nb::builtin_exception&) {  // (TypeError) a value ortdlpack's rule does not take: onnxruntime's
-                                                  // to judge
-          return unchanged;
-        }
-      }
-      wanted.push_back(std::move(provider));
+    try {  // an argument ortdlpack's rules refuse is onnxruntime's to judge (its error, or what it makes of it)
+      wanted = to_providers(providers, provider_options);
+    } catch (const nb::builtin_exception&) {
+      return unchanged;
+    } catch (const Error&) {
+      return unchanged;
     }
   }
   ProviderHandoff handoff;

@@ -16,7 +16,7 @@ std::vector<std::pair<std::string, std::string>> string_pairs(nb::handle dict, c
 // else.
 std::vector<std::pair<std::string, std::string>> option_pairs(nb::handle dict, const std::string& what);
 // onnxruntime's providers=[name or (name, options)] and provider_options=[options, ...] (one per provider), as the
-// core's providers (which checks the names).
+// core's providers (with_provider_options: onnxruntime's rules; the core checks the names).
 std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_options);
 // The OrtSessionOptions behind an onnxruntime.SessionOptions (None: NULL), for the core to copy (SessionConfig::base).
 const OrtSessionOptions* to_base(nb::handle sess_options);

@@ -546,6 +546,31 @@ TEST(SessionConfigTest, ProvidersAreListedInOrtsNamesCpuLast) {
   EXPECT_THROW(providers(c), Error);
 }
 
+// onnxruntime's providers= with provider_options=, by its rules: one options dict per provider, to names only.
+TEST(SessionConfigTest, ProviderOptionsGoToTheProvidersByOnnxruntimesRules) {
+  using Options = std::vector<std::pair<std::string, std::string>>;
+  const std::vector<ortdlpack::Provider> names{{"cpu", {}}, {"webgpu", {}}};
+  const std::vector<Options> options{{{"a", "1"}}, {}};
+  const std::vector<ortdlpack::Provider> merged = ortdlpack::with_provider_options(names, options);
+  ASSERT_EQ(merged.size(), 2u);
+  EXPECT_EQ(merged[0].options, options[0]);
+  EXPECT_TRUE(merged[1].options.empty());
+  EXPECT_EQ(ortdlpack::with_provider_options(names, std::nullopt).size(), 2u);
+  EXPECT_TRUE(ortdlpack::with_provider_options(std::nullopt, std::nullopt).empty());
+  const auto refused = [](auto providers, auto given) {
+    try {
+      ortdlpack::with_provider_options(providers, given);
+    } catch (const Error& e) {
+      return e.kind() == ErrorKind::kInvalidArgument;
+    }
+    return false;
+  };
+  EXPECT_TRUE(refused(std::nullopt, options));                                  // provider_options alone
+  EXPECT_TRUE(refused(names, std::vector<Options>{{}}));                        // a count that differs
+  EXPECT_TRUE(refused(std::vector<ortdlpack::Provider>{{"cpu", {{"b", "2"}}}},  // options in both places
+                      std::vector<Options>{{}}));
+}
+
 TEST(SessionConfigTest, ABorrowedSessionListsTheCpuEp) {
   SessionPtr add(AddModel());
   EXPECT_EQ(ortdlpack::Session(add.get()).providers(), std::vector<std::string>{"CPUExecutionProvider"});

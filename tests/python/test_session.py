@@ -874,6 +874,10 @@ def test_session_constructor_argument_errors(models):
         ortdlpack.Session(path, provider_options=[{}])
     with pytest.raises(ValueError, match="both in providers and in provider_options"):
         ortdlpack.Session(path, providers=[("CPUExecutionProvider", {"a": "1"})], provider_options=[{"b": "2"}])
+    with pytest.raises(ValueError, match="names only where provider_options is given"):  # onnxruntime's rule
+        ortdlpack.Session(path, providers=[("CPUExecutionProvider", {"a": "1"})], provider_options=[{}])
+    with pytest.raises(TypeError, match=r"\(name, options\) tuple"):  # onnxruntime's rule: a tuple
+        ortdlpack.Session(path, providers=[["CPUExecutionProvider", {}]])
     # option values as onnxruntime takes them: str, bool, int, float
     ortdlpack.Session(path, providers=["CPUExecutionProvider"], provider_options=[{"use_arena": True}])
 
