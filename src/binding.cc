@@ -1,6 +1,7 @@
 // Binding (session.h): a run planned and bound once, rerun by the one executor (session_executor.h).
 #include <mutex>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "ortdlpack/error.h"
@@ -58,10 +59,10 @@ void Binding::Impl::rebind(const Feeds& changed) {
   note_copies();
 }
 
-void Binding::Impl::restore(Bound& before) {
-  plan = std::move(before.plan);
-  outputs = std::move(before.outputs);
-  returned = std::move(before.returned);
+void Binding::Impl::restore() {
+  std::swap(plan, before.plan);
+  outputs.swap(before.outputs);
+  returned.swap(before.returned);
   allocates = before.allocates;
   note_copies();
   bind_plan(plan, binding.get());
@@ -115,12 +116,18 @@ std::vector<Tensor> Binding::run(const Feeds& changed, const OrtRunOptions* run_
   if (changed.empty()) return b.run_once(run_options);
   // A run that rebinds is all or nothing: where the rebinding or the run fails, the Binding binds what it bound
   // before, so what its caller holds as bound stays true.
-  Impl::Bound before{b.plan, b.outputs, b.returned, b.allocates};
+  b.before.plan = b.plan;
+  b.before.outputs = b.outputs;
+  b.before.returned = b.returned;
+  b.before.allocates = b.allocates;
   try {
     b.rebind(changed);
-    return b.run_once(run_options);
+    std::vector<Tensor> returned = b.run_once(run_options);
+    b.before.clear();
+    return returned;
   } catch (...) {
-    b.restore(before);
+    b.restore();
+    b.before.clear();
     throw;
   }
 }

@@ -398,13 +398,23 @@ struct Binding::Impl {
   struct Bound {
     RunPlan plan;
     std::vector<Tensor> outputs, returned;
-    bool allocates;
+    bool allocates = false;
+    // Releases what it holds (the previous feeds), keeping the vectors' capacity for the next run(changed).
+    void clear() noexcept {
+      plan.inputs.clear();
+      plan.outputs.clear();
+      plan.returned.clear();
+      plan.values.clear();
+      outputs.clear();
+      returned.clear();
+    }
   };
+  Bound before;  // (held empty between runs: assigned into, it allocates nothing once the first run(changed) did)
   // Binds the inputs named in `changed` to their new tensors; where it throws, part of them may be bound.
   void rebind(const Feeds& changed);
   // Binds what `before` bound again, ORT's IoBinding too (bind_plan: an output without a destination, ORT allocates
-  // on the next run, as `allocates` says). Everything it binds was bound before.
-  void restore(Bound& before);
+  // on the next run, as `allocates` says). Everything it binds was bound before. `before` is left with what failed.
+  void restore();
   // One run of what is bound; returns the outputs as run() does.
   std::vector<Tensor> run_once(const OrtRunOptions* per_call);
 

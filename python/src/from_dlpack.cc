@@ -205,7 +205,8 @@ bool lazy_view(nb::handle x, const Handed& h) {
   static PyObject* const is_conj = PyUnicode_InternFromString("is_conj");
   if (class_attribute(Py_TYPE(x.ptr()), is_neg) == nullptr) return false;  // (torch's tensors have it)
   const auto set = [&](PyObject* bit) {
-    nb::object r = nb::steal(PyObject_CallMethodObjArgs(x.ptr(), bit, nullptr));  // (limited API)
+    PyObject* self = x.ptr();
+    nb::object r = nb::steal(PyObject_VectorcallMethod(bit, &self, 1 | PY_VECTORCALL_ARGUMENTS_OFFSET, nullptr));
     if (!r.is_valid()) throw nb::python_error();
     return r.is(Py_True);
   };

@@ -216,15 +216,17 @@ nb::object run_binding(PyBinding& self, nb::handle run_options, nb::handle feeds
   nb::object changing = nb::borrow(feeds);
   if (PyDict_Check(feeds.ptr())) {
     nb::dict rest;
+    bool same = false;  // an entry is the object bound: `rest`, the others, is what changes
     for (auto [name, x] : nb::borrow<nb::dict>(feeds)) {
       PyBinding::Fed* bound = PyUnicode_Check(name.ptr()) ? self.find(nb::cast<std::string>(name)) : nullptr;
       if (bound != nullptr && bound->object.is(x)) {
         check_unmoved(*bound);  // the same object: a change only where its memory moved, which is refused
+        same = true;
         continue;
       }
       rest[name] = x;
     }
-    changing = std::move(rest);
+    if (same) changing = std::move(rest);
   }
   if (!changing.is_none() && !(PyDict_Check(changing.ptr()) && PyDict_Size(changing.ptr()) == 0)) {
     RunArguments a;

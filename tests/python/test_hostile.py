@@ -160,6 +160,23 @@ def test_a_binding_stored_on_its_session_is_collected(base):
     assert ws() is None and wx() is None
 
 
+def test_a_bound_tensor_that_refers_to_its_binding_stays_until_the_reference_is_dropped():
+    """The cycle docs/python.md ("Reference cycles") names: the Binding holds the torch tensor through its DLPack
+    export (a C++ reference, which keeps the Python tensor alive: invisible to the collector). Dropping the reference
+    back frees both."""
+    s = ortdlpack.InferenceSession(ADD, providers=["CPUExecutionProvider"])
+    x = torch.zeros(1000, 3)
+    x.b = s.bind({"x": x, "y": torch.ones(3)})
+    x.b.run()
+    wx = weakref.ref(x)
+    del x
+    gc.collect()
+    assert wx() is not None  # the documented cycle
+    del wx().b
+    gc.collect()
+    assert wx() is None
+
+
 def test_cycles_through_bindings_do_not_grow_rss():
     # 30 rounds of 8 MiB feeds bound on sessions that hold their bindings: what kept 60 of 60 objects and 491 MiB.
     # (Named for scripts/sanitize.sh's deselection of RSS tests: ASan's quarantine grows RSS by design.)
