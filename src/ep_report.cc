@@ -46,7 +46,7 @@ void add_memory_lines(const OrtEpDevice* device, std::vector<std::string>& lines
     lines.push_back(line);
   }
   if (!any) lines.emplace_back("    memory: host memory (DLPack cpu)");
-  const OrtMemoryInfo* memory = ort().EpDevice_MemoryInfo(device, OrtDeviceMemoryType_DEFAULT);
+  const OrtMemoryInfo* memory = detail::default_memory(device);
   const bool streams = memory != nullptr && device_stream(memory) != nullptr;
   lines.push_back(std::string("    streams ortdlpack can order: ") + (streams ? "yes" : "no (copies are synchronous)"));
 }

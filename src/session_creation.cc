@@ -187,7 +187,7 @@ std::vector<Provider> wanted_providers(const SessionConfig& config) {
 
 std::vector<Provider> with_provider_options(
     std::optional<std::vector<Provider>> providers,
-    const std::optional<std::vector<std::vector<std::pair<std::string, std::string>>>>& options) {
+    const std::optional<std::vector<std::vector<std::pair<std::string, std::string>>>>& options, bool pairs_given) {
   if (!options) return providers ? std::move(*providers) : std::vector<Provider>{};
   if (!providers) refuse("provider_options needs providers");
   if (options->size() != providers->size()) {
@@ -196,10 +196,9 @@ std::vector<Provider> with_provider_options(
   }
   for (size_t i = 0; i < options->size(); ++i) {
     Provider& p = (*providers)[i];
-    if (!p.options.empty()) {
-      refuse("provider '" + p.name +
-             "' has options both in providers and in provider_options (onnxruntime's rule: "
-             "names only where provider_options is given)");
+    if (pairs_given || !p.options.empty()) {
+      refuse("providers must be names only where provider_options is given (onnxruntime's rule), and provider '" +
+             p.name + "' is given as a (name, options) pair");
     }
     p.options = (*options)[i];
   }

@@ -92,11 +92,13 @@ std::vector<Provider> wanted_providers(const SessionConfig& config);
 
 /// \brief onnxruntime's `providers=` (nullopt: not given) with its `provider_options=` (one options list per provider,
 /// in order; nullopt: not given), by onnxruntime's rules: each provider then takes its options from there.
-/// Error(kInvalidArgument) for provider_options without providers, a count that differs, and a provider given its
-/// options in both places.
+/// `pairs_given`: providers= named a provider as a (name, options) pair, which onnxruntime takes only without
+/// provider_options. Error(kInvalidArgument) for provider_options without providers, a count that differs, and a pair
+/// (or a provider with options) beside provider_options.
 std::vector<Provider> with_provider_options(
     std::optional<std::vector<Provider>> providers,
-    const std::optional<std::vector<std::vector<std::pair<std::string, std::string>>>>& options);
+    const std::optional<std::vector<std::vector<std::pair<std::string, std::string>>>>& options,
+    bool pairs_given = false);
 
 // Providers as another API creates a session on them (onnxruntime's Python InferenceSession): each EP by its name in
 // ORT, its options completed, and, where that API must be given EP devices to run a plugin EP at all (onnxruntime

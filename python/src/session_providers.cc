@@ -57,6 +57,7 @@ std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_opt
     }
   };
   std::optional<std::vector<Provider>> named;
+  bool pairs = false;
   if (!providers.is_none()) {
     sequence(providers, "providers must be a list of provider names or (name, options) tuples");
     named.emplace();
@@ -65,6 +66,7 @@ std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_opt
         named->push_back(Provider{nb::cast<std::string>(p), {}});
       } else if (PyTuple_Check(p.ptr()) && nb::len(p) == 2 && PyUnicode_Check(p[0].ptr())) {
         const std::string name = nb::cast<std::string>(p[0]);
+        pairs = true;
         named->push_back(Provider{name, option_pairs(p[1], "the options of provider '" + name + "'")});
       } else {
         throw nb::type_error(("providers entries must be a name (str) or a (name, options) tuple, not " +
@@ -81,7 +83,7 @@ std::vector<Provider> to_providers(nb::handle providers, nb::handle provider_opt
       options->push_back(option_pairs(o, "provider_options[" + std::to_string(options->size()) + "]"));
     }
   }
-  return with_provider_options(std::move(named), options);
+  return with_provider_options(std::move(named), options, pairs);
 }
 
 // The OrtSessionOptions behind an onnxruntime.SessionOptions, for the core to copy (SessionConfig::base).
@@ -119,11 +121,6 @@ nb::object onnxruntime_providers(nb::handle sess_options, nb::handle providers, 
   } else {
     if (providers.is_none()) return unchanged;
     separate = !provider_options.is_none();
-    if (separate && (PyList_Check(providers.ptr()) || PyTuple_Check(providers.ptr()))) {
-      for (nb::handle p : providers) {
-        if (!PyUnicode_Check(p.ptr())) return unchanged;  // onnxruntime takes names only with provider_options=
-      }
-    }
     try {  // an argument ortdlpack's rules refuse is onnxruntime's to judge (its error, or what it makes of it)
       wanted = to_providers(providers, provider_options);
     } catch (const nb::builtin_exception&) {

@@ -569,6 +569,8 @@ TEST(SessionConfigTest, ProviderOptionsGoToTheProvidersByOnnxruntimesRules) {
   EXPECT_TRUE(refused(names, std::vector<Options>{{}}));                        // a count that differs
   EXPECT_TRUE(refused(std::vector<ortdlpack::Provider>{{"cpu", {{"b", "2"}}}},  // options in both places
                       std::vector<Options>{{}}));
+  // A (name, options) pair beside provider_options, its options empty: onnxruntime takes names only there.
+  EXPECT_THROW(ortdlpack::with_provider_options(names, options, true), Error);
 }
 
 TEST(SessionConfigTest, ABorrowedSessionListsTheCpuEp) {

@@ -20,6 +20,7 @@ import os
 import pathlib
 import re
 import threading
+import warnings
 
 import numpy as np
 import onnxruntime as ort
@@ -503,3 +504,31 @@ def test_a_c_session_whose_ort_session_is_not_recognised_still_runs_host_feeds(m
     np.testing.assert_array_equal(y, X * X)
     with pytest.raises(BufferError, match=f"onnxruntime {re.escape(ort.__version__)}.*InferenceSession"):
         s.bind({"X": X})
+
+
+_CPU = "CPUExecutionProvider"
+
+
+@pytest.mark.parametrize("kwargs", [
+    dict(providers=[_CPU]), dict(providers=[(_CPU, {})]), dict(providers=[(_CPU, {"arena_extend_strategy": "kSameAsRequested"})]),
+    dict(providers=[[_CPU, {}]]), dict(providers=[_CPU], provider_options=[{}]),
+    dict(providers=[(_CPU, {})], provider_options=[{}]), dict(providers=[(_CPU, {"a": "1"})], provider_options=[{}]),
+    dict(providers=[_CPU], provider_options=[{}, {}]), dict(provider_options=[{}]),
+    dict(providers=[_CPU], provider_options=["x"]), dict(providers=(_CPU,), provider_options=({},)),
+    dict(providers=[(_CPU, None)]), dict(providers=[(_CPU, {"a": object()})]),
+], ids=["names", "pair", "pair-options", "list-pair", "names+options", "pair+options", "pair-options+options",
+        "lengths-differ", "options-alone", "options-not-dict", "tuples", "pair-none", "value-object"])
+def test_provider_arguments_end_as_onnxruntimes_do(models, kwargs):
+    """providers= / provider_options= in every shape: the drop-in ends as onnxruntime does (its session's providers
+    and result, or its exception class), whichever of the core's rule (with_provider_options) and onnxruntime's own
+    judges the argument."""
+    def outcome(cls):
+        try:
+            s = cls(models["mul_1"], **kwargs)
+            return s.get_providers(), s.run(None, {"X": X})[0].tolist()
+        except Exception as e:  # (the class is what is compared)
+            return type(e)
+    with warnings.catch_warnings():
+        warnings.simplefilter("ignore")  # onnxruntime's own warnings on odd arguments are not what is compared
+        assert outcome(ortdlpack.InferenceSession) == outcome(ort.InferenceSession)
+

@@ -872,10 +872,12 @@ def test_session_constructor_argument_errors(models):
         ortdlpack.Session(path, providers=[("CPUExecutionProvider", {"arena": object()})])
     with pytest.raises(ValueError, match="provider_options needs providers"):
         ortdlpack.Session(path, provider_options=[{}])
-    with pytest.raises(ValueError, match="both in providers and in provider_options"):
+    with pytest.raises(ValueError, match="names only where provider_options is given"):
         ortdlpack.Session(path, providers=[("CPUExecutionProvider", {"a": "1"})], provider_options=[{"b": "2"}])
     with pytest.raises(ValueError, match="names only where provider_options is given"):  # onnxruntime's rule
         ortdlpack.Session(path, providers=[("CPUExecutionProvider", {"a": "1"})], provider_options=[{}])
+    with pytest.raises(ValueError, match=r"given as a \(name, options\) pair"):  # even with no options in it
+        ortdlpack.Session(path, providers=[("CPUExecutionProvider", {})], provider_options=[{}])
     with pytest.raises(TypeError, match=r"\(name, options\) tuple"):  # onnxruntime's rule: a tuple
         ortdlpack.Session(path, providers=[["CPUExecutionProvider", {}]])
     # option values as onnxruntime takes them: str, bool, int, float
