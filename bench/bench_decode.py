@@ -23,7 +23,11 @@ Before timing, every way's ids are checked equal to the numpy loop's, and the KV
 in place equal to its last presents. tok/s: generated tokens after the first per second (the decode phase, measured
 inside each generation; median over the calls); the ratios are per-token times against onnxruntime-genai's and the
 numpy loop's (lower is better). The harness times whole generations (prefill + N - 1 steps), interleaved rounds
-(bench/harness.py): its medians are the second table and the --json file.
+(bench/harness.py): its medians are the second table and the --json file. The third compares onnxruntime-genai's
+and the in_place= loop's step itself, the machine's interruptions left out: each step timed alone, the fastest of
+the rounds at every step position (genai_steps, in_place_steps; their ids checked too), and beside them the same
+loop written in C++ on the core's API (bench/bench_decode_core.cc, where CMake built it: core_steps), on the ORT
+library of the onnxruntime package, the one onnxruntime-genai runs on: what a step costs when no Python runs.
 
 onnxruntime-genai, transformers and the builder's other needs are benchmark-only dependencies
 (requirements-bench.txt): a full run without them installs them first with scripts/bench_env.sh into .venv-bench (a
@@ -53,6 +57,7 @@ NUMPY = "onnxruntime numpy loop"
 IOBINDING = "onnxruntime IOBinding"
 DROPIN = "ortdlpack drop-in"
 INPLACE = "ortdlpack in_place="
+CORE = "the same loop in C++"
 
 
 def have_bench_packages() -> bool:
@@ -113,6 +118,69 @@ class Way:
         return tokens
 
 
+def genai_steps(loop: "GenaiLoop", prompt, n: int) -> tuple:
+    """(seconds of each of genai's n - 1 decode steps (generate_next_token() after the first id), one by one; the
+    n ids)."""
+    import numpy as np
+
+    og, clock = loop.og, time.perf_counter
+    params = og.GeneratorParams(loop.model)
+    params.set_search_options(do_sample=False, max_length=loop.max_length)
+    gen = og.Generator(loop.model, params)
+    gen.append_tokens(np.array([prompt], dtype=np.int32))
+    gen.generate_next_token()
+    times = []
+    for _ in range(n - 1):
+        t0 = clock()
+        gen.generate_next_token()
+        times.append(clock() - t0)
+    return times, [int(t) for t in gen.get_sequence(0)[len(prompt):]]
+
+
+def in_place_steps(loop, prompt, n: int) -> tuple:
+    """(seconds of each of InPlaceLoop's n - 1 decode steps, one by one: its generate()'s step (the run that rebinds
+    input_ids and the mask, torch's argmax into the bound ids, the id stored), over its bound KV buffers; the n ids)."""
+    import numpy as np
+    import torch
+
+    first = loop.generate(prompt, 1)  # binds (the first time) and runs the prefill
+    dec, clock = loop.dec, time.perf_counter
+    mask, ids, binding = loop.mask.numpy(), loop.step_ids, loop.binding
+    ids_read, tokens = ids.numpy(), np.empty(n, dtype=np.int64)
+    times = []
+    for i in range(1, n):
+        t0 = clock()
+        (logits,) = binding.run(feeds={dec.input_ids: ids, dec.attention_mask: mask[:, :len(prompt) + i]})
+        torch.argmax(logits, dim=-1, out=ids)
+        tokens[i] = ids_read[0, 0]
+        times.append(clock() - t0)
+    return times, first + tokens[1:].tolist()
+
+
+CORE_LOOP = os.path.join(ROOT, "build", "bench", "bench_decode_core")  # bench/bench_decode_core.cc (CMake builds it)
+CORE_PROMPT = [3, 4, 5, 6, 7, 8, 9, 10]  # the prompt it runs
+
+
+def ort_library() -> str | None:
+    """The ONNX Runtime library of the onnxruntime package (the one onnxruntime-genai runs on), or None."""
+    import glob
+
+    import onnxruntime
+
+    found = sorted(glob.glob(os.path.join(os.path.dirname(onnxruntime.__file__), "capi", "libonnxruntime.so*")))
+    return found[-1] if found else None
+
+
+def core_steps(dec, prompt, n: int) -> tuple:
+    """(seconds of each of bench_decode_core's n - 1 decode steps: the in-place loop in C++ on the core's API, in a
+    process of its own on onnxruntime's library, its second generation (the first warms it up, as the in-process
+    ways are warm); the n ids)."""
+    out = subprocess.run([CORE_LOOP, ort_library(), dec.path, str(dec.layers), str(dec.kv_heads), str(dec.head_size),
+                          str(dec.max_length), str(dec.vocab), str(n), "2"], check=True, capture_output=True,
+                         text=True).stdout.splitlines()
+    return [float(t) for t in out[1].split()], [int(t) for t in out[2].split()[1:]]
+
+
 class GenaiLoop:
     """onnxruntime-genai's loop: a Generator per generation (its KV buffers of search.max_length allocated and zeroed
     by it), append_tokens(prompt) (the prefill), generate_next_token() n times."""
@@ -169,17 +237,17 @@ class DropinLoop:
         torch, dec = self.torch, self.dec
         ids = torch.tensor([prompt], dtype=torch.int64)
         past = self.empty
-        tokens = torch.empty(n, dtype=torch.int64)
+        tokens = []  # each step's ids tensor, new each step: kept, not copied (torch ops are dear between steps)
         for i in range(n):
             logits, *presents = self.sess.run(self.names, {dec.input_ids: ids,
                                                            dec.attention_mask: self.mask[:, :len(prompt) + i], **past})
-            ids = logits[:, -1].argmax(-1, keepdim=True)
-            tokens[i] = ids[0, 0]
+            ids = logits.argmax(-1) if i else logits[:, -1].argmax(-1, keepdim=True)  # [1, 1]
+            tokens.append(ids)
             if i == 0:
                 self.first_token_time = time.perf_counter()
             past = dict(zip(dec.pasts, presents))
         self.presents = past
-        return tokens.tolist()
+        return torch.cat(tokens, 1)[0].tolist()
 
 
 def check(ways: dict, dec, n: int, prompt) -> list:
@@ -243,7 +311,8 @@ def main(argv=None) -> int:
                   f"torch {torch.__version__}", f"ortdlpack {ortdlpack.__version__}",
                   f"{args.threads} intra-op thread{'s' if args.threads > 1 else ''}")
     in_place = has_in_place()
-    rates, gen_times, labels = {}, {}, []
+    core_loop = os.access(CORE_LOOP, os.X_OK) and ort_library() is not None and prompt == CORE_PROMPT
+    rates, gen_times, labels, step_sums = {}, {}, [], {}
     for size, path in paths.items():
         dec = read_decoder(path)
         if len(prompt) + max(counts) > dec.max_length:
@@ -257,7 +326,7 @@ def main(argv=None) -> int:
             loops[INPLACE] = InPlaceLoop(dropin, dec)
         for n in counts:
             ways = {label: Way(loop, prompt) for label, loop in loops.items()}
-            check(ways, dec, n, prompt)
+            expected = check(ways, dec, n, prompt)
             for way in ways.values():
                 way.decode_seconds.clear()
             case = f"{size}, {n} tokens"
@@ -268,6 +337,19 @@ def main(argv=None) -> int:
                 decode = statistics.median(way.decode_seconds[1:] or way.decode_seconds)
                 rates[(size, n, label)] = (n - 1) / decode
                 gen_times[(size, n, label)] = medians[label]
+            if in_place:  # per step, the fastest of `rounds` interleaved generations at each position
+                timed_ways = [(GENAI, lambda: genai_steps(loops[GENAI], prompt, n)),
+                              (INPLACE, lambda: in_place_steps(loops[INPLACE], prompt, n))]
+                if core_loop:
+                    timed_ways.append((CORE, lambda: core_steps(dec, prompt, n)))
+                fastest = {label: [float("inf")] * (n - 1) for label, _ in timed_ways}
+                for _ in range(runner.rounds):
+                    for label, timed in timed_ways:
+                        times, ids = timed()
+                        if ids != expected:
+                            raise SystemExit(f"{label}, timed per step: ids differ from the numpy loop's")
+                        fastest[label] = list(map(min, fastest[label], times))
+                step_sums[(size, n)] = {label: sum(t) for label, t in fastest.items()}
         del loops, sess, dropin
 
     for size in paths:
@@ -289,6 +371,24 @@ def main(argv=None) -> int:
     runner.table(["way"] + [f"{s} {n} ms" for s, n in cases],
                  [[label] + [harness.ms(gen_times[(s, n, label)]) for s, n in cases] for label in labels],
                  title="Whole generations (prefill + N - 1 steps; genai: with its Generator), median ms per call:")
+    if step_sums:
+        header, rows = ["case", "genai µs/step", "in_place= µs/step", "÷ genai"], []
+        if core_loop:
+            header += ["C++ loop on the core µs/step", "÷ genai"]
+        for (s, n), t in step_sums.items():
+            row = [f"{s} {n}", harness.us(t[GENAI] / (n - 1)), harness.us(t[INPLACE] / (n - 1)),
+                   harness.ratio(t[INPLACE] / t[GENAI])]
+            if core_loop:
+                row += [harness.us(t[CORE] / (n - 1)), harness.ratio(t[CORE] / t[GENAI])]
+            rows.append(row)
+        runner.table(header, rows, title="Per decode step without the machine's interruptions: at each step position "
+                     f"the fastest of {runner.rounds} interleaved generations (each step timed alone), averaged over "
+                     "the positions; the C++ loop is bench/bench_decode_core.cc, examples/decode_loop.py's in-place "
+                     "loop on the core's C++ API, on onnxruntime's library:")
+        if not core_loop:
+            runner.note()
+            runner.note(f"The C++ loop not measured: {CORE_LOOP} is not built (CMake builds it), or the prompt is not "
+                        f"{CORE_PROMPT}.")
     if not in_place:
         runner.note()
         runner.note(f"'{INPLACE}' not measured: this ortdlpack's InferenceSession.bind has no in_place= (the API "

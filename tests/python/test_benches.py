@@ -191,8 +191,11 @@ def test_bench_decode():
     """Where onnxruntime-genai is not installed (here or in .venv-bench: scripts/bench_env.sh), says there is nothing
     to measure; --quick never installs it."""
     needs("torch")
+    import bench_decode
+
     out = run_bench("bench_decode.py")
-    assert "nothing to measure" in out or (tables(out) == 2 and "| onnxruntime-genai " in out)
+    assert "nothing to measure" in out or (tables(out) == 3 and "| onnxruntime-genai " in out and
+                                           ("C++ loop on the core" in out) == os.access(bench_decode.CORE_LOOP, os.X_OK))
 
 
 def test_bench_gpu():

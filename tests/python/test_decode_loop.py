@@ -113,3 +113,37 @@ def test_the_example_writes_the_kv_cache_in_place(tiny_decoder, reference):
     pytest.importorskip("torch")  # the example's KV buffers are torch tensors
     out = run_script("examples/decode_loop.py", "--model", tiny_decoder, "--tokens", str(TOKENS))
     assert printed_tokens(out) == reference[2][:16]
+
+
+def test_the_in_place_loop_in_process_generates_twice_over_its_buffers(reference):
+    """InPlaceLoop (the example's loop and bench_decode's): the plain loop's ids and last presents in its KV buffers,
+    rows past them never written; a second generation rebinds the prompt (the mask through a numpy view of the torch
+    mask's memory) over the first one's buffers and gives the same ids."""
+    torch = pytest.importorskip("torch")
+    import ortdlpack
+
+    dec, _, tokens, presents = reference
+    loop = decode_loop.InPlaceLoop(ortdlpack.InferenceSession(dec.path, decode_loop.session_options(1)), dec)
+    for buf in loop.kv.values():
+        buf.fill_(float("nan"))
+    assert loop.generate(decode_loop.PROMPT, TOKENS) == tokens
+    rows = len(decode_loop.PROMPT) + TOKENS - 1
+    for name in dec.pasts:
+        np.testing.assert_array_equal(loop.kv[name][:, :, :rows].numpy(), presents[name])
+        assert torch.isnan(loop.kv[name][:, :, rows:]).all()
+    assert loop.generate(decode_loop.PROMPT, TOKENS) == tokens
+    short = decode_loop.PROMPT[:3]  # a shorter prompt: the prefill's shapes change again
+    assert loop.generate(short, 5) == decode_loop.reference_tokens(reference[1], dec, short, 5)
+
+
+def test_the_in_place_loop_in_cpp_on_the_core_gives_the_plain_loops_ids(reference):
+    """bench/bench_decode_core.cc (bench_decode.py's C++ loop on the core's API, on onnxruntime's library): the plain
+    loop's ids, in its second generation too (the prompt rebound over the first one's caches)."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import bench_decode
+
+    if not os.access(bench_decode.CORE_LOOP, os.X_OK) or bench_decode.ort_library() is None:
+        pytest.skip(f"{bench_decode.CORE_LOOP} is not built (CMake builds it), or onnxruntime has no library file")
+    dec, _, tokens, _ = reference
+    times, ids = bench_decode.core_steps(dec, decode_loop.PROMPT, TOKENS)
+    assert ids == tokens and len(times) == TOKENS - 1
