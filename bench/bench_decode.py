@@ -121,15 +121,7 @@ class Way:
 def genai_steps(loop: "GenaiLoop", prompt, n: int) -> tuple:
     """(seconds of each of genai's n - 1 decode steps (generate_next_token() after the first id), one by one; the
     n ids)."""
-    import numpy as np
-
-    og, clock = loop.og, time.perf_counter
-    params = og.GeneratorParams(loop.model)
-    params.set_search_options(do_sample=False, max_length=loop.max_length)
-    gen = og.Generator(loop.model, params)
-    gen.append_tokens(np.array([prompt], dtype=np.int32))
-    gen.generate_next_token()
-    times = []
+    gen, clock, times = loop.first_token(prompt), time.perf_counter, []
     for _ in range(n - 1):
         t0 = clock()
         gen.generate_next_token()
@@ -138,23 +130,14 @@ def genai_steps(loop: "GenaiLoop", prompt, n: int) -> tuple:
 
 
 def in_place_steps(loop, prompt, n: int) -> tuple:
-    """(seconds of each of InPlaceLoop's n - 1 decode steps, one by one: its generate()'s step (the run that rebinds
-    input_ids and the mask, torch's argmax into the bound ids, the id stored), over its bound KV buffers; the n ids)."""
-    import numpy as np
-    import torch
-
-    first = loop.generate(prompt, 1)  # binds (the first time) and runs the prefill
-    dec, clock = loop.dec, time.perf_counter
-    mask, ids, binding = loop.mask.numpy(), loop.step_ids, loop.binding
-    ids_read, tokens = ids.numpy(), np.empty(n, dtype=np.int64)
-    times = []
+    """(seconds of each of InPlaceLoop's n - 1 decode steps (InPlaceLoop.step), one by one, over its bound KV
+    buffers; the n ids)."""
+    ids, clock, times = loop.generate(prompt, 1), time.perf_counter, []  # binds (the first time), the prefill
     for i in range(1, n):
         t0 = clock()
-        (logits,) = binding.run(feeds={dec.input_ids: ids, dec.attention_mask: mask[:, :len(prompt) + i]})
-        torch.argmax(logits, dim=-1, out=ids)
-        tokens[i] = ids_read[0, 0]
+        ids.append(int(loop.step(len(prompt) + i)))
         times.append(clock() - t0)
-    return times, first + tokens[1:].tolist()
+    return times, ids
 
 
 CORE_LOOP = os.path.join(ROOT, "build", "bench", "bench_decode_core")  # bench/bench_decode_core.cc (CMake builds it)
@@ -195,7 +178,8 @@ class GenaiLoop:
         config.overlay(json.dumps({"model": {"decoder": {"session_options": {"intra_op_num_threads": threads}}}}))
         self.model = og.Model(config)
 
-    def generate(self, prompt, n: int) -> list:
+    def first_token(self, prompt):
+        """A new Generator after the prefill and the first id."""
         import numpy as np
 
         params = self.og.GeneratorParams(self.model)
@@ -203,6 +187,10 @@ class GenaiLoop:
         gen = self.og.Generator(self.model, params)
         gen.append_tokens(np.array([prompt], dtype=np.int32))
         gen.generate_next_token()
+        return gen
+
+    def generate(self, prompt, n: int) -> list:
+        gen = self.first_token(prompt)
         self.first_token_time = time.perf_counter()
         for _ in range(n - 1):
             gen.generate_next_token()

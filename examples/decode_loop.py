@@ -201,6 +201,13 @@ class InPlaceLoop:
         self.kv = kv
         self.mask = torch.ones((1, dec.max_length), dtype=torch.int64, device=tdev)
         self.step_ids = torch.zeros((1, 1), dtype=torch.int64, device=tdev)
+        # Between two steps, one torch op: the argmax. A decode step streams the weights through the caches and
+        # evicts torch's code, so each torch op after it costs 10-30 us (perf: slicing the mask, indexing and storing
+        # the token cost more than the argmax). On the host the mask's views and the ids are read through numpy
+        # views of the same memory, a few us; on a GPU they stay torch's (numpy cannot read device memory).
+        host = tdev == "cpu"
+        self.step_mask = self.mask.numpy() if host else self.mask
+        self.step_ids_read = self.step_ids.numpy() if host else self.step_ids
         self.binding = None
         self.out_device = "cpu" if device == "webgpu" else None  # logits to the host for torch's argmax
 
@@ -215,28 +222,31 @@ class InPlaceLoop:
 
         dec = self.dec
         prompt_ids = torch.tensor([prompt], dtype=torch.int64, device=self.torch_device)
-        # Between two steps, one torch op: the argmax. A decode step streams the weights through the caches and
-        # evicts torch's code, so each torch op after it costs 10-30 us (perf: slicing the mask, indexing and storing
-        # the token cost more than the argmax). On the host the mask's views and the ids are read through numpy
-        # views of the same memory, a few us; on a GPU they stay torch's (numpy cannot read device memory).
         host = self.torch_device == "cpu"
-        mask = self.mask.numpy() if host else self.mask
-        ids = self.step_ids
-        ids_read = ids.numpy() if host else ids
         tokens = np.empty(n, dtype=np.int64) if host else torch.empty(n, dtype=torch.int64, device=self.torch_device)
         if self.binding is None:
             self._bind(prompt_ids)
             (logits,) = self.binding.run()
         else:  # the KV buffers stay bound: the prefill writes its rows over the last generation's
-            (logits,) = self.binding.run(feeds={dec.input_ids: prompt_ids, dec.attention_mask: mask[:, :len(prompt)]})
-        torch.argmax(logits[:, -1, :], dim=-1, keepdim=True, out=ids)
-        tokens[0] = ids_read[0, 0]
+            (logits,) = self.binding.run(feeds={dec.input_ids: prompt_ids,
+                                                dec.attention_mask: self.step_mask[:, :len(prompt)]})
+        torch.argmax(logits[:, -1, :], dim=-1, keepdim=True, out=self.step_ids)
+        tokens[0] = self.step_ids_read[0, 0]
         self.first_token_time = time.perf_counter()
         for i in range(1, n):
-            (logits,) = self.binding.run(feeds={dec.input_ids: ids, dec.attention_mask: mask[:, :len(prompt) + i]})
-            torch.argmax(logits, dim=-1, out=ids)  # logits [1, 1, vocab] -> ids [1, 1]
-            tokens[i] = ids_read[0, 0]
+            tokens[i] = self.step(len(prompt) + i)
         return tokens.tolist()
+
+    def step(self, total: int):
+        """One decode step after the prefill, `total` tokens in the cache after it: the run rebinding input_ids (the
+        last id, in step_ids) and the mask, torch's argmax into step_ids. Returns the new id (a numpy or torch
+        scalar)."""
+        import torch
+
+        (logits,) = self.binding.run(feeds={self.dec.input_ids: self.step_ids,
+                                            self.dec.attention_mask: self.step_mask[:, :total]})
+        torch.argmax(logits, dim=-1, out=self.step_ids)  # logits [1, 1, vocab] -> ids [1, 1]
+        return self.step_ids_read[0, 0]
 
 
 # --- the example ----------------------------------------------------------------------------------------------------

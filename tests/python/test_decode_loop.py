@@ -147,3 +147,18 @@ def test_the_in_place_loop_in_cpp_on_the_core_gives_the_plain_loops_ids(referenc
     dec, _, tokens, _ = reference
     times, ids = bench_decode.core_steps(dec, decode_loop.PROMPT, TOKENS)
     assert ids == tokens and len(times) == TOKENS - 1
+
+
+def test_the_cpp_loop_says_what_is_wrong_with_its_arguments(tmp_path):
+    """bench_decode_core's two refusals: a wrong argument count (its usage, exit 2) and a library without ORT's entry
+    point (exit 1, naming it)."""
+    sys.path.insert(0, os.path.join(ROOT, "bench"))
+    import bench_decode
+
+    if not os.access(bench_decode.CORE_LOOP, os.X_OK):
+        pytest.skip(f"{bench_decode.CORE_LOOP} is not built (CMake builds it)")
+    usage = subprocess.run([bench_decode.CORE_LOOP], capture_output=True, text=True)
+    assert usage.returncode == 2 and "usage:" in usage.stderr
+    missing = str(tmp_path / "libnot_onnxruntime.so")
+    out = subprocess.run([bench_decode.CORE_LOOP, missing, "m.onnx", *["1"] * 7], capture_output=True, text=True)
+    assert out.returncode == 1 and f"no OrtGetApiBase in {missing}" in out.stderr
